@@ -1,0 +1,50 @@
+// The liegrad command-line tool: dispatches `liegrad <subcommand> ...` to the
+// subcommands in apps/cmd_*.cpp. Library errors arrive as typed exceptions; this
+// file turns them into a one-line message and a non-zero exit code.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "apps/commands.hpp"
+#include "core/errors.hpp"
+
+namespace {
+
+void print_usage() {
+  std::printf(
+      "usage: liegrad <command> [options]\n\n"
+      "commands:\n");
+  for (const auto& c : liegrad::app::commands()) std::printf("  %-10s %s\n", c.name.c_str(), c.summary.c_str());
+  std::printf("\nRun `liegrad <command> --help` for a command's options.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    print_usage();
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string name = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  for (const auto& c : liegrad::app::commands()) {
+    if (c.name != name) continue;
+    try {
+      return c.run(args);
+    } catch (const liegrad::app::UsageError& e) {
+      std::fprintf(stderr, "liegrad %s: %s\n", name.c_str(), e.what());
+      return 2;
+    } catch (const liegrad::Error& e) {
+      std::fprintf(stderr, "liegrad %s: error: %s\n", name.c_str(), e.what());
+      return 1;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "liegrad %s: internal error: %s\n", name.c_str(), e.what());
+      return 3;
+    }
+  }
+  std::fprintf(stderr, "liegrad: unknown command '%s'\n\n", name.c_str());
+  print_usage();
+  return 2;
+}

@@ -1,0 +1,232 @@
+// Kernels and wrappers for softmax, log-softmax, cross-entropy, LayerNorm and
+// embedding. Row loops run in parallel (OpenMP); each thread writes its own rows.
+// Softmax derivatives: dx = y * (g - <g, y>) and for log-softmax dx = g - softmax * sum(g).
+#include "autograd/nn_ops.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "autograd/tape.hpp"
+#include "core/parallel.hpp"
+
+namespace liegrad::ag {
+
+namespace {
+
+constexpr int64_t kRowGrain = 64;
+
+// Numerically stable log-sum-exp of a row (entries may be -inf, not all).
+template <class T>
+T row_logsumexp(const T* x, int64_t n) {
+  T m = -std::numeric_limits<T>::infinity();
+  for (int64_t j = 0; j < n; ++j) m = std::max(m, x[j]);
+  T s = 0;
+  for (int64_t j = 0; j < n; ++j) s += std::exp(x[j] - m);
+  return m + std::log(s);
+}
+
+void check_targets(const char* op, const std::vector<int32_t>& targets, int64_t rows, int64_t V) {
+  if (static_cast<int64_t>(targets.size()) != rows)
+    throw ShapeError(std::string(op) + ": " + std::to_string(rows) + " rows of logits but " +
+                     std::to_string(targets.size()) + " targets");
+  for (int32_t t : targets)
+    if (t < 0 || t >= V)
+      throw ValueError(std::string(op) + ": target id " + std::to_string(t) + " outside [0, " + std::to_string(V) + ")");
+}
+
+}  // namespace
+
+template <class T>
+Var<T> softmax(const Var<T>& x) {
+  const int64_t C = x.shape().cols(), R = x.size() / std::max<int64_t>(C, 1);
+  Array<T> y(x.shape());
+  const T* px = x.value().data();
+  T* py = y.data();
+  parallel_for(R, kRowGrain, [&](int64_t r) {
+    const T lse = row_logsumexp(px + r * C, C);
+    for (int64_t j = 0; j < C; ++j) py[r * C + j] = std::exp(px[r * C + j] - lse);
+  });
+  auto saved = std::make_shared<Array<T>>(y);
+  return record_op<T>(std::move(y), {&x}, [x, saved, R, C](const Array<T>& g) {
+    T* dx = x.node()->grad_ref().data();
+    const T* yy = saved->data();
+    parallel_for(R, kRowGrain, [&](int64_t r) {
+      T dot = 0;
+      for (int64_t j = 0; j < C; ++j) dot += g[r * C + j] * yy[r * C + j];
+      for (int64_t j = 0; j < C; ++j) dx[r * C + j] += yy[r * C + j] * (g[r * C + j] - dot);
+    });
+  });
+}
+
+template <class T>
+Var<T> log_softmax(const Var<T>& x) {
+  const int64_t C = x.shape().cols(), R = x.size() / std::max<int64_t>(C, 1);
+  Array<T> y(x.shape());
+  const T* px = x.value().data();
+  T* py = y.data();
+  parallel_for(R, kRowGrain, [&](int64_t r) {
+    const T lse = row_logsumexp(px + r * C, C);
+    for (int64_t j = 0; j < C; ++j) py[r * C + j] = px[r * C + j] - lse;
+  });
+  auto saved = std::make_shared<Array<T>>(y);
+  return record_op<T>(std::move(y), {&x}, [x, saved, R, C](const Array<T>& g) {
+    T* dx = x.node()->grad_ref().data();
+    const T* yy = saved->data();
+    parallel_for(R, kRowGrain, [&](int64_t r) {
+      T gs = 0;
+      for (int64_t j = 0; j < C; ++j) gs += g[r * C + j];
+      for (int64_t j = 0; j < C; ++j) dx[r * C + j] += g[r * C + j] - std::exp(yy[r * C + j]) * gs;
+    });
+  });
+}
+
+template <class T>
+std::vector<double> row_nll(const Array<T>& logits, const std::vector<int32_t>& targets) {
+  const int64_t V = logits.shape().cols(), R = logits.size() / std::max<int64_t>(V, 1);
+  check_targets("row_nll", targets, R, V);
+  std::vector<double> out(static_cast<size_t>(R));
+  const T* p = logits.data();
+  parallel_for(R, kRowGrain, [&](int64_t r) {
+    out[static_cast<size_t>(r)] =
+        static_cast<double>(row_logsumexp(p + r * V, V)) - static_cast<double>(p[r * V + targets[static_cast<size_t>(r)]]);
+  });
+  return out;
+}
+
+template <class T>
+Var<T> cross_entropy(const Var<T>& logits, const std::vector<int32_t>& targets) {
+  const int64_t V = logits.shape().cols(), R = logits.size() / std::max<int64_t>(V, 1);
+  check_targets("cross_entropy", targets, R, V);
+  if (R == 0) throw ShapeError("cross_entropy: no rows in logits " + logits.shape().str());
+  // Forward saves the softmax probabilities for the backward pass.
+  auto probs = std::make_shared<Array<T>>(logits.shape());
+  std::vector<double> nll(static_cast<size_t>(R));
+  const T* p = logits.value().data();
+  T* q = probs->data();
+  parallel_for(R, kRowGrain, [&](int64_t r) {
+    const T lse = row_logsumexp(p + r * V, V);
+    for (int64_t j = 0; j < V; ++j) q[r * V + j] = std::exp(p[r * V + j] - lse);
+    nll[static_cast<size_t>(r)] = static_cast<double>(lse) - static_cast<double>(p[r * V + targets[static_cast<size_t>(r)]]);
+  });
+  double total = 0;
+  for (double v : nll) total += v;
+  Array<T> loss = Array<T>::scalar(static_cast<T>(total / static_cast<double>(R)));
+  return record_op<T>(std::move(loss), {&logits}, [logits, probs, targets, R, V](const Array<T>& g) {
+    T* dx = logits.node()->grad_ref().data();
+    const T* qq = probs->data();
+    const T scale_ = g[0] / static_cast<T>(R);
+    parallel_for(R, kRowGrain, [&](int64_t r) {
+      for (int64_t j = 0; j < V; ++j) dx[r * V + j] += scale_ * qq[r * V + j];
+      dx[r * V + targets[static_cast<size_t>(r)]] -= scale_;
+    });
+  });
+}
+
+template <class T>
+Var<T> layer_norm(const Var<T>& x, const Var<T>& gamma, const Var<T>& beta, T eps) {
+  const int64_t D = x.shape().cols(), R = x.size() / std::max<int64_t>(D, 1);
+  if (gamma.size() != D || beta.size() != D)
+    throw ShapeError("layer_norm: gamma " + gamma.shape().str() + " and beta " + beta.shape().str() +
+                     " must have the last-axis size of x " + x.shape().str());
+  Array<T> y(x.shape());
+  auto xhat = std::make_shared<Array<T>>(x.shape());
+  auto inv_std = std::make_shared<std::vector<T>>(static_cast<size_t>(R));
+  const T* px = x.value().data();
+  const T* pg = gamma.value().data();
+  const T* pb = beta.value().data();
+  parallel_for(R, kRowGrain, [&](int64_t r) {
+    const T* xr = px + r * D;
+    double mu = 0, var = 0;
+    for (int64_t j = 0; j < D; ++j) mu += xr[j];
+    mu /= static_cast<double>(D);
+    for (int64_t j = 0; j < D; ++j) var += (xr[j] - mu) * (xr[j] - mu);
+    var /= static_cast<double>(D);
+    const T is = static_cast<T>(1.0 / std::sqrt(var + static_cast<double>(eps)));
+    (*inv_std)[static_cast<size_t>(r)] = is;
+    for (int64_t j = 0; j < D; ++j) {
+      const T h = static_cast<T>((xr[j] - mu)) * is;
+      (*xhat)[r * D + j] = h;
+      y[r * D + j] = h * pg[j] + pb[j];
+    }
+  });
+  return record_op<T>(std::move(y), {&x, &gamma, &beta}, [x, gamma, beta, xhat, inv_std, R, D](const Array<T>& g) {
+    const T* h = xhat->data();
+    if (gamma.requires_grad() || beta.requires_grad()) {
+      std::vector<double> dg(static_cast<size_t>(D), 0.0), db(static_cast<size_t>(D), 0.0);
+      for (int64_t r = 0; r < R; ++r)
+        for (int64_t j = 0; j < D; ++j) {
+          dg[static_cast<size_t>(j)] += g[r * D + j] * h[r * D + j];
+          db[static_cast<size_t>(j)] += g[r * D + j];
+        }
+      if (gamma.requires_grad()) {
+        T* pdg = gamma.node()->grad_ref().data();
+        for (int64_t j = 0; j < D; ++j) pdg[j] += static_cast<T>(dg[static_cast<size_t>(j)]);
+      }
+      if (beta.requires_grad()) {
+        T* pdb = beta.node()->grad_ref().data();
+        for (int64_t j = 0; j < D; ++j) pdb[j] += static_cast<T>(db[static_cast<size_t>(j)]);
+      }
+    }
+    if (x.requires_grad()) {
+      T* dx = x.node()->grad_ref().data();
+      const T* pgm = gamma.value().data();
+      parallel_for(R, kRowGrain, [&](int64_t r) {
+        // dx = inv_std * (dh - mean(dh) - h * mean(dh * h)), dh = g * gamma
+        T m1 = 0, m2 = 0;
+        for (int64_t j = 0; j < D; ++j) {
+          const T dh = g[r * D + j] * pgm[j];
+          m1 += dh;
+          m2 += dh * h[r * D + j];
+        }
+        m1 /= static_cast<T>(D);
+        m2 /= static_cast<T>(D);
+        const T is = (*inv_std)[static_cast<size_t>(r)];
+        for (int64_t j = 0; j < D; ++j)
+          dx[r * D + j] += is * (g[r * D + j] * pgm[j] - m1 - h[r * D + j] * m2);
+      });
+    }
+  });
+}
+
+template <class T>
+Var<T> embedding(const Var<T>& table, const std::vector<int32_t>& ids, const std::vector<int64_t>& out_lead) {
+  require_ndim("embedding", table.shape(), 2, 2);
+  const int64_t V = table.shape()[0], D = table.shape()[1];
+  int64_t lead = 1;
+  for (int64_t v : out_lead) lead *= v;
+  if (lead != static_cast<int64_t>(ids.size()))
+    throw ShapeError("embedding: leading shape holds " + std::to_string(lead) + " ids but " +
+                     std::to_string(ids.size()) + " were given");
+  for (int32_t id : ids)
+    if (id < 0 || id >= V)
+      throw ValueError("embedding: id " + std::to_string(id) + " outside the table's " + std::to_string(V) + " rows");
+  std::vector<int64_t> dims = out_lead;
+  dims.push_back(D);
+  Array<T> out(Shape::of(dims));
+  const T* pt = table.value().data();
+  parallel_for(lead, kRowGrain, [&](int64_t r) {
+    std::copy(pt + ids[static_cast<size_t>(r)] * D, pt + (ids[static_cast<size_t>(r)] + 1) * D, out.data() + r * D);
+  });
+  return record_op<T>(std::move(out), {&table}, [table, ids, D](const Array<T>& g) {
+    T* dt = table.node()->grad_ref().data();
+    // Serial scatter-add: repeated ids would race under a parallel loop over rows.
+    for (size_t r = 0; r < ids.size(); ++r) {
+      T* row = dt + ids[r] * D;
+      const T* gr = g.data() + static_cast<int64_t>(r) * D;
+      for (int64_t j = 0; j < D; ++j) row[j] += gr[j];
+    }
+  });
+}
+
+#define LIEGRAD_INSTANTIATE(T)                                                                     \
+  template Var<T> softmax(const Var<T>&);                                                          \
+  template Var<T> log_softmax(const Var<T>&);                                                      \
+  template Var<T> cross_entropy(const Var<T>&, const std::vector<int32_t>&);                       \
+  template std::vector<double> row_nll(const Array<T>&, const std::vector<int32_t>&);              \
+  template Var<T> layer_norm(const Var<T>&, const Var<T>&, const Var<T>&, T);                      \
+  template Var<T> embedding(const Var<T>&, const std::vector<int32_t>&, const std::vector<int64_t>&);
+LIEGRAD_INSTANTIATE(float)
+LIEGRAD_INSTANTIATE(double)
+#undef LIEGRAD_INSTANTIATE
+
+}  // namespace liegrad::ag

@@ -1,0 +1,66 @@
+// Var: the handle autograd works with. A Var is a shared pointer to a Node that
+// holds a value, its gradient and whether gradients flow into it. Copying a Var is
+// cheap and aliases: both copies see the same value and gradient (like a
+// torch.Tensor). Parameters are leaf Vars with requires_grad set; every op result
+// is a new Var whose backward step sits on the tape (autograd/tape.hpp).
+#pragma once
+#include <memory>
+#include <string>
+
+#include "core/array.hpp"
+
+namespace liegrad::ag {
+
+template <class T>
+struct Node {
+  Array<T> value;
+  Array<T> grad;  // empty until a gradient first flows in
+  bool requires_grad = false;
+  bool is_leaf = true;
+
+  // The gradient buffer, allocated as zeros of the value's shape on first use.
+  Array<T>& grad_ref() {
+    if (grad.empty() && !value.empty()) grad = Array<T>(value.shape());
+    if (grad.shape() != value.shape()) grad = Array<T>(value.shape());
+    return grad;
+  }
+};
+
+template <class T>
+class Var {
+ public:
+  Var() = default;
+  explicit Var(Array<T> value, bool requires_grad = false) : node_(std::make_shared<Node<T>>()) {
+    node_->value = std::move(value);
+    node_->requires_grad = requires_grad;
+  }
+  // A trainable leaf (requires_grad = true).
+  static Var parameter(Array<T> value) { return Var(std::move(value), true); }
+  static Var constant(Array<T> value) { return Var(std::move(value), false); }
+
+  bool defined() const { return node_ != nullptr; }
+  const Array<T>& value() const { return node_->value; }
+  Array<T>& value() { return node_->value; }  // optimizers update parameters in place
+  const Shape& shape() const { return node_->value.shape(); }
+  int64_t size() const { return node_->value.size(); }
+  bool requires_grad() const { return node_ && node_->requires_grad; }
+  void set_requires_grad(bool r) { node_->requires_grad = r; }
+
+  // The gradient; empty (size 0) when no gradient has flowed in since zero_grad.
+  const Array<T>& grad() const { return node_->grad; }
+  Array<T>& grad() { return node_->grad; }
+  bool has_grad() const { return !node_->grad.empty(); }
+  void zero_grad() { node_->grad = Array<T>(); }
+
+  Node<T>* node() const { return node_.get(); }
+  const std::shared_ptr<Node<T>>& node_ptr() const { return node_; }
+  bool same(const Var& o) const { return node_ == o.node_; }
+
+ private:
+  std::shared_ptr<Node<T>> node_;
+};
+
+using Varf = Var<float>;
+using Vard = Var<double>;
+
+}  // namespace liegrad::ag
