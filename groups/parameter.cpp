@@ -1,0 +1,19 @@
+// Names of parameter roles, for checkpoints and printed breakdowns.
+#include "groups/parameter.hpp"
+
+namespace liegrad::groups {
+
+const char* role_name(ParamRole r) {
+  switch (r) {
+    case ParamRole::Weight: return "weight";
+    case ParamRole::Bias: return "bias";
+    case ParamRole::Norm: return "norm";
+    case ParamRole::Scalar: return "scalar";
+    case ParamRole::Mixing: return "mixing";
+    case ParamRole::GroupAlgebra: return "group_algebra";
+    case ParamRole::GroupManifold: return "group_manifold";
+  }
+  return "unknown";
+}
+
+}  // namespace liegrad::groups
