@@ -1,0 +1,93 @@
+// LAPACKE wrappers (see lapack.hpp). Defining lapack_complex_* before lapacke.h makes
+// it use std::complex (layout-compatible with Fortran COMPLEX*16), so no casts are needed.
+#include "core/lapack.hpp"
+
+#define lapack_complex_float std::complex<float>
+#define lapack_complex_double std::complex<double>
+
+#include <lapacke.h>
+
+#include <string>
+#include <vector>
+
+#include "core/errors.hpp"
+
+namespace liegrad::lapack {
+
+namespace {
+
+void check(const char* routine, lapack_int info, int64_t m, int64_t n) {
+  if (info != 0)
+    throw NumericError(std::string("lapack: ") + routine + " failed on a " + std::to_string(m) + " x " +
+                       std::to_string(n) + " matrix (info = " + std::to_string(info) + ")");
+}
+
+void require_tall(const char* op, int64_t m, int64_t n) {
+  if (m < n || n < 0)
+    throw ValueError(std::string("lapack: ") + op + " needs m >= n >= 0, got " + std::to_string(m) + " x " +
+                     std::to_string(n));
+}
+
+}  // namespace
+
+void qr(int64_t m, int64_t n, double* A, double* r_diag) {
+  require_tall("qr", m, n);
+  if (n == 0) return;
+  std::vector<double> tau(static_cast<size_t>(n));
+  const auto M = static_cast<lapack_int>(m), N = static_cast<lapack_int>(n);
+  check("dgeqrf", LAPACKE_dgeqrf(LAPACK_ROW_MAJOR, M, N, A, N, tau.data()), m, n);
+  for (int64_t i = 0; i < n; ++i) r_diag[i] = A[i * n + i];
+  check("dorgqr", LAPACKE_dorgqr(LAPACK_ROW_MAJOR, M, N, N, A, N, tau.data()), m, n);
+}
+
+void qr(int64_t m, int64_t n, cplx* A, cplx* r_diag) {
+  require_tall("qr", m, n);
+  if (n == 0) return;
+  std::vector<cplx> tau(static_cast<size_t>(n));
+  const auto M = static_cast<lapack_int>(m), N = static_cast<lapack_int>(n);
+  check("zgeqrf", LAPACKE_zgeqrf(LAPACK_ROW_MAJOR, M, N, A, N, tau.data()), m, n);
+  for (int64_t i = 0; i < n; ++i) r_diag[i] = A[i * n + i];
+  check("zungqr", LAPACKE_zungqr(LAPACK_ROW_MAJOR, M, N, N, A, N, tau.data()), m, n);
+}
+
+namespace {
+
+// det = prod(diag(U)) * (-1)^(number of row swaps); a singular matrix has det 0.
+template <class S, class F>
+S lu_det(int64_t n, const S* A, const char* routine, F getrf) {
+  if (n == 0) return S(1);
+  std::vector<S> lu(A, A + n * n);
+  std::vector<lapack_int> piv(static_cast<size_t>(n));
+  const lapack_int info = getrf(static_cast<lapack_int>(n), lu.data(), piv.data());
+  if (info < 0) check(routine, info, n, n);
+  S d(1);
+  for (int64_t i = 0; i < n; ++i) {
+    d *= lu[static_cast<size_t>(i * n + i)];
+    if (piv[static_cast<size_t>(i)] != static_cast<lapack_int>(i + 1)) d = -d;
+  }
+  return d;
+}
+
+}  // namespace
+
+double det(int64_t n, const double* A) {
+  return lu_det<double>(n, A, "dgetrf", [](lapack_int N, double* a, lapack_int* p) {
+    return LAPACKE_dgetrf(LAPACK_ROW_MAJOR, N, N, a, N, p);
+  });
+}
+
+cplx det(int64_t n, const cplx* A) {
+  return lu_det<cplx>(n, A, "zgetrf", [](lapack_int N, cplx* a, lapack_int* p) {
+    return LAPACKE_zgetrf(LAPACK_ROW_MAJOR, N, N, a, N, p);
+  });
+}
+
+void schur(int64_t n, cplx* A, cplx* Z) {
+  if (n == 0) return;
+  const auto N = static_cast<lapack_int>(n);
+  std::vector<cplx> w(static_cast<size_t>(n));
+  lapack_int sdim = 0;
+  check("zgees", LAPACKE_zgees(LAPACK_ROW_MAJOR, 'V', 'N', nullptr, N, A, N, &sdim, w.data(), Z, N), n, n);
+}
+
+}  // namespace liegrad::lapack

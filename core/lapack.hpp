@@ -1,0 +1,30 @@
+// Thin LAPACKE wrappers for the few dense factorisations liegrad needs outside
+// the training hot path (Haar sampling, determinants, matrix logarithms).
+// Matrices are row-major; complex matrices are std::complex<double> arrays.
+// Every routine throws NumericError naming the LAPACK routine when info != 0.
+//
+// These call LAPACK, which may call a multithreaded BLAS: call them from serial
+// code only, never inside an OpenMP region (core/parallel.hpp).
+#pragma once
+#include <complex>
+#include <cstdint>
+
+namespace liegrad::lapack {
+
+using cplx = std::complex<double>;
+
+// Householder QR of an m x n matrix (m >= n), in place: A <- Q (m x n, orthonormal
+// columns) and r_diag <- the n diagonal entries of R (dgeqrf + dorgqr / zgeqrf + zungqr).
+void qr(int64_t m, int64_t n, double* A, double* r_diag);
+void qr(int64_t m, int64_t n, cplx* A, cplx* r_diag);
+
+// Determinant of an n x n matrix by LU with partial pivoting (dgetrf / zgetrf);
+// A is not modified. The determinant of a 0 x 0 matrix is 1.
+double det(int64_t n, const double* A);
+cplx det(int64_t n, const cplx* A);
+
+// Complex Schur decomposition A = Z T Z* (zgees): A <- T (upper triangular, the
+// eigenvalues on its diagonal), Z <- the unitary Schur vectors (n x n).
+void schur(int64_t n, cplx* A, cplx* Z);
+
+}  // namespace liegrad::lapack
