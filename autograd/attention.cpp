@@ -96,8 +96,55 @@ Var<T> causal_attention_scores(const Var<T>& S, const Var<T>& scale, const std::
   });
 }
 
-#define LIEGRAD_INSTANTIATE(T) \
-  template Var<T> causal_attention_scores(const Var<T>&, const Var<T>&, const std::vector<T>&, int, bool);
+namespace {
+// Moves between (B,T,h,e) and (B,h,T,e) layouts; to_heads selects the direction.
+// Each output element is written once, so the loop over B*h runs in parallel.
+template <class T>
+void permute_heads(const T* src, T* dst, int64_t B, int64_t T_, int64_t h, int64_t e, bool to_heads,
+                   bool accumulate) {
+  parallel_for(B * h, 1, [&](int64_t bk) {
+    const int64_t b = bk / h, k = bk % h;
+    for (int64_t t = 0; t < T_; ++t) {
+      const int64_t flat = ((b * T_ + t) * h + k) * e;  // (B,T,h,e)
+      const int64_t head = (bk * T_ + t) * e;           // (B*h,T,e)
+      const T* s = src + (to_heads ? flat : head);
+      T* d = dst + (to_heads ? head : flat);
+      for (int64_t i = 0; i < e; ++i) d[i] = accumulate ? d[i] + s[i] : s[i];
+    }
+  });
+}
+}  // namespace
+
+template <class T>
+Var<T> split_heads(const Var<T>& x, int heads) {
+  const Shape& s = x.shape();
+  if (s.ndim != 3 || heads < 1 || s[2] % heads != 0)
+    throw ShapeError("split_heads: expected (B,T,h*e) with h = " + std::to_string(heads) + ", got " + s.str());
+  const int64_t B = s[0], T_ = s[1], e = s[2] / heads;
+  Array<T> out(Shape{B * heads, T_, e});
+  permute_heads(x.value().data(), out.data(), B, T_, heads, e, true, false);
+  return record_op<T>(std::move(out), {&x}, [x, B, T_, heads, e](const Array<T>& g) {
+    permute_heads(g.data(), x.node()->grad_ref().data(), B, T_, heads, e, false, true);
+  });
+}
+
+template <class T>
+Var<T> merge_heads(const Var<T>& x, int heads) {
+  const Shape& s = x.shape();
+  if (s.ndim != 3 || heads < 1 || s[0] % heads != 0)
+    throw ShapeError("merge_heads: expected (B*h,T,e) with h = " + std::to_string(heads) + ", got " + s.str());
+  const int64_t B = s[0] / heads, T_ = s[1], e = s[2];
+  Array<T> out(Shape{B, T_, heads * e});
+  permute_heads(x.value().data(), out.data(), B, T_, heads, e, false, false);
+  return record_op<T>(std::move(out), {&x}, [x, B, T_, heads, e](const Array<T>& g) {
+    permute_heads(g.data(), x.node()->grad_ref().data(), B, T_, heads, e, true, true);
+  });
+}
+
+#define LIEGRAD_INSTANTIATE(T)                                                                              \
+  template Var<T> causal_attention_scores(const Var<T>&, const Var<T>&, const std::vector<T>&, int, bool); \
+  template Var<T> split_heads(const Var<T>&, int);                                                          \
+  template Var<T> merge_heads(const Var<T>&, int);
 LIEGRAD_INSTANTIATE(float)
 LIEGRAD_INSTANTIATE(double)
 #undef LIEGRAD_INSTANTIATE

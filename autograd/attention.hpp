@@ -20,6 +20,13 @@ template <class T>
 Var<T> causal_attention_scores(const Var<T>& S, const Var<T>& scale, const std::vector<T>& slopes, int heads,
                                bool per_head);
 
+// (B,T,h*e) -> (B*h,T,e): head k of batch row b becomes matrix b*h + k.
+template <class T>
+Var<T> split_heads(const Var<T>& x, int heads);
+// (B*h,T,e) -> (B,T,h*e), the inverse of split_heads.
+template <class T>
+Var<T> merge_heads(const Var<T>& x, int heads);
+
 // The standard ALiBi slopes for h heads: slope_k = 2^(-8 (k+1) / h), k = 0..h-1.
 std::vector<double> alibi_slopes(int heads);
 

@@ -15,6 +15,32 @@ double dot(const Array<double>& a, const Array<double>& b) {
 }
 }  // namespace
 
+double ridders_derivative(const std::function<double(double)>& f, double h0, double* error) {
+  constexpr int kMax = 12;
+  constexpr double kShrink = 1.4, kShrink2 = kShrink * kShrink, kSafe = 2.0;
+  double a[kMax][kMax];
+  double h = h0, best = 0, err = 1e300;
+  a[0][0] = (f(h) - f(-h)) / (2 * h);
+  for (int i = 1; i < kMax; ++i) {
+    h /= kShrink;
+    a[0][i] = (f(h) - f(-h)) / (2 * h);
+    double fac = kShrink2;
+    for (int j = 1; j <= i; ++j) {  // Richardson extrapolation of increasing order
+      a[j][i] = (a[j - 1][i] * fac - a[j - 1][i - 1]) / (fac - 1);
+      fac *= kShrink2;
+      const double e = std::max(std::abs(a[j][i] - a[j - 1][i]), std::abs(a[j][i] - a[j - 1][i - 1]));
+      if (e <= err) {
+        err = e;
+        best = a[j][i];
+      }
+    }
+    // Stop once higher orders get worse by a clear margin.
+    if (std::abs(a[i][i] - a[i - 1][i - 1]) >= kSafe * err) break;
+  }
+  if (error) *error = err;
+  return best;
+}
+
 std::string shapes_string(const std::vector<Array<double>>& inputs) {
   std::string s;
   for (size_t i = 0; i < inputs.size(); ++i) s += (i ? " x " : "") + inputs[i].shape().str();

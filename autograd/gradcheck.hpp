@@ -47,6 +47,14 @@ struct OpCheck {
 // Every op of the autograd layer, at non-trivial shapes including batched ones.
 std::vector<OpCheck> autograd_op_checks();
 
+// Derivative of a smooth scalar function at 0 by Ridders' method (Ridders 1982;
+// Press et al., Numerical Recipes §5.7): central differences at steps h0, h0/1.4,
+// ... extrapolated to h -> 0 in a Neville tableau, returning the estimate with the
+// smallest internal error estimate (written to *error when given). It adapts to
+// functions whose derivative is tiny or whose curvature is large, where a fixed
+// step loses digits to rounding or truncation.
+double ridders_derivative(const std::function<double(double)>& f, double h0, double* error = nullptr);
+
 std::string shapes_string(const std::vector<Array<double>>& inputs);
 
 }  // namespace liegrad::ag

@@ -218,13 +218,64 @@ Var<T> embedding(const Var<T>& table, const std::vector<int32_t>& ids, const std
   });
 }
 
+template <class T>
+Var<T> modrelu(const Var<T>& z, const Var<T>& b) {
+  const int64_t D = z.shape().cols(), R = z.size() / std::max<int64_t>(D, 1);
+  if (b.size() != D)
+    throw ShapeError("modrelu: bias " + b.shape().str() + " must have the last-axis size of z " + z.shape().str());
+  Array<T> out(z.shape());
+  const T* pz = z.value().data();
+  const T* pb = b.value().data();
+  parallel_for(R, kRowGrain, [&](int64_t r) {
+    for (int64_t j = 0; j < D; ++j) {
+      const T v = pz[r * D + j], m = std::abs(v) + pb[j];
+      out[r * D + j] = m > T(0) ? (v >= T(0) ? m : -m) : T(0);
+    }
+  });
+  // d out / dz = 1 and d out / db = sign(z) where |z| + b > 0, else both 0.
+  return record_op<T>(std::move(out), {&z, &b}, [z, b, R, D](const Array<T>& g) {
+    const T* pz2 = z.value().data();
+    const T* pb2 = b.value().data();
+    T* dz = z.requires_grad() ? z.node()->grad_ref().data() : nullptr;
+    std::vector<double> db(static_cast<size_t>(D), 0.0);
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t j = 0; j < D; ++j) {
+        const T v = pz2[r * D + j];
+        if (std::abs(v) + pb2[j] <= T(0)) continue;
+        if (dz) dz[r * D + j] += g[r * D + j];
+        db[static_cast<size_t>(j)] += v >= T(0) ? g[r * D + j] : -g[r * D + j];
+      }
+    if (b.requires_grad()) {
+      T* pdb = b.node()->grad_ref().data();
+      for (int64_t j = 0; j < D; ++j) pdb[j] += static_cast<T>(db[static_cast<size_t>(j)]);
+    }
+  });
+}
+
+template <class T>
+Var<T> dropout(const Var<T>& x, double p, Rng& rng) {
+  if (p < 0 || p >= 1) throw ValueError("dropout: probability must be in [0, 1), got " + std::to_string(p));
+  if (p == 0) return x;
+  auto mask = std::make_shared<Array<T>>(x.shape());
+  const T keep_scale = static_cast<T>(1.0 / (1.0 - p));
+  for (int64_t i = 0; i < mask->size(); ++i) (*mask)[i] = rng.uniform() < p ? T(0) : keep_scale;
+  Array<T> out(x.shape());
+  for (int64_t i = 0; i < out.size(); ++i) out[i] = x.value()[i] * (*mask)[i];
+  return record_op<T>(std::move(out), {&x}, [x, mask](const Array<T>& g) {
+    T* dx = x.node()->grad_ref().data();
+    for (int64_t i = 0; i < g.size(); ++i) dx[i] += g[i] * (*mask)[i];
+  });
+}
+
 #define LIEGRAD_INSTANTIATE(T)                                                                     \
   template Var<T> softmax(const Var<T>&);                                                          \
   template Var<T> log_softmax(const Var<T>&);                                                      \
   template Var<T> cross_entropy(const Var<T>&, const std::vector<int32_t>&);                       \
   template std::vector<double> row_nll(const Array<T>&, const std::vector<int32_t>&);              \
   template Var<T> layer_norm(const Var<T>&, const Var<T>&, const Var<T>&, T);                      \
-  template Var<T> embedding(const Var<T>&, const std::vector<int32_t>&, const std::vector<int64_t>&);
+  template Var<T> embedding(const Var<T>&, const std::vector<int32_t>&, const std::vector<int64_t>&); \
+  template Var<T> modrelu(const Var<T>&, const Var<T>&);                                         \
+  template Var<T> dropout(const Var<T>&, double, Rng&);
 LIEGRAD_INSTANTIATE(float)
 LIEGRAD_INSTANTIATE(double)
 #undef LIEGRAD_INSTANTIATE

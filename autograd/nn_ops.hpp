@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "autograd/var.hpp"
+#include "core/rng.hpp"
 
 namespace liegrad::ag {
 
@@ -31,5 +32,15 @@ Var<T> layer_norm(const Var<T>& x, const Var<T>& gamma, const Var<T>& beta, T ep
 // the leading shape of the ids (e.g. (B,T)); ids in [0, V).
 template <class T>
 Var<T> embedding(const Var<T>& table, const std::vector<int32_t>& ids, const std::vector<int64_t>& out_lead);
+
+// modReLU (Arjovsky, Shah, Bengio 2016), real case: sign(z) * relu(|z| + b),
+// with a bias b per feature (the last axis of z).
+template <class T>
+Var<T> modrelu(const Var<T>& z, const Var<T>& b);
+
+// Inverted dropout: zeroes each element with probability p (drawn from rng) and
+// scales the rest by 1/(1-p). p = 0 returns x unchanged (no node recorded).
+template <class T>
+Var<T> dropout(const Var<T>& x, double p, Rng& rng);
 
 }  // namespace liegrad::ag

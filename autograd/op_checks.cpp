@@ -110,6 +110,14 @@ std::vector<OpCheck> autograd_op_checks() {
   c.push_back(make("causal_attention_scores(per head)+softmax", {{6, 5, 5}, {3}}, "nn", [slopes](const Vs& x) {
     return softmax(causal_attention_scores(x[0], x[1], slopes, 3, true));
   }));
+  c.push_back(make("split_heads", {{2, 3, 6}}, "n", [](const Vs& x) { return split_heads(x[0], 3); }));
+  c.push_back(make("merge_heads", {{6, 3, 2}}, "n", [](const Vs& x) { return merge_heads(x[0], 3); }));
+  // modReLU: inputs kept away from the kinks |z| + b = 0 and z = 0.
+  c.push_back(make("modrelu", {{4, 5}, {5}}, "kn", [](const Vs& x) { return modrelu(x[0], scale(x[1], 0.05)); }));
+  c.push_back(make("dropout", {b3}, "n", [](const Vs& x) {
+    Rng fixed(5);  // the same mask on every evaluation
+    return dropout(x[0], 0.3, fixed);
+  }));
   return c;
 }
 
