@@ -12,6 +12,7 @@ const char* role_name(ParamRole r) {
     case ParamRole::Mixing: return "mixing";
     case ParamRole::GroupAlgebra: return "group_algebra";
     case ParamRole::GroupManifold: return "group_manifold";
+    case ParamRole::GroupBase: return "group_base";
   }
   return "unknown";
 }

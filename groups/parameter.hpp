@@ -10,6 +10,8 @@
 //                 Euclidean updates, no decay.
 //   GroupManifold group elements (V,n,n) stored directly: Riemannian steps
 //                 W <- W exp(-lr * Pi(W^T grad)) that keep W in the group, no decay.
+//   GroupBase     the base element B of a rebased algebra parameter (elements are
+//                 B exp(hat(u))): saved in checkpoints, never trained (no gradient).
 #pragma once
 #include <memory>
 #include <string>
@@ -20,7 +22,7 @@ namespace liegrad::groups {
 
 class Group;
 
-enum class ParamRole { Weight, Bias, Norm, Scalar, Mixing, GroupAlgebra, GroupManifold };
+enum class ParamRole { Weight, Bias, Norm, Scalar, Mixing, GroupAlgebra, GroupManifold, GroupBase };
 
 const char* role_name(ParamRole r);
 

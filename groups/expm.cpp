@@ -1,0 +1,447 @@
+// The batched matrix exponential, its fast exact pullback and the `expm` tape op.
+//
+// Forward (scaling and squaring with optimized Taylor polynomials; Bader, Blanes &
+// Casas 2019, "Computing the matrix exponential with an optimized Taylor polynomial
+// approximation", Mathematics 7(12):1174; the same schemes and 1-norm thresholds as
+// PyTorch's linalg.matrix_exp, aten/src/ATen/native/LinearAlgebra.cpp): with
+// theta_m the published threshold of degree m for the working precision,
+//   ||A||_1 <= theta_m for m in {1, 2, 4, 8, 12}: exp(A) ~ T_m(A), the smallest such m,
+//   otherwise s = max(0, ceil(log2(||A||_1 / theta_18))): exp(A) ~ T_18(2^-s A)^(2^s)
+// (scaling and squaring as in Higham 2005). T_m costs 0, 1, 2, 3, 4, 5 products.
+//
+// Pullback: once (m, s) are fixed the computed approximant F is a real polynomial
+// sum_k c_k A^k, whose Frechet derivative L_F(A, E) = sum_k c_k sum_j A^j E A^(k-1-j)
+// has the adjoint L_F(A)^*(G) = L_F(A^T, G) = L_F(A, G^T)^T (transpose the sum).
+// We get L_F(A, G^T) by forward-mode differentiation of the very same straight-line
+// program, as Al-Mohy & Higham 2009 do for Pade scaling and squaring: every product
+// C = X Y also propagates dC = dX Y + X dY, every squaring Q <- Q^2 propagates
+// dQ <- dQ Q + Q dQ. This is the exact derivative of the computed forward (same m and
+// s, chosen from A), equal to L(A^T, G) (Mathias 1996's block formula, kept as the
+// reference in expm_reference.cpp) to working precision. It costs 3 products per
+// forward product (2 when the tape op replays cached forward products), all n x n.
+//
+// Shapes: A, Q, G, dA are (N, n, n) row-major batches. Every matrix of a batch is
+// computed by the same code path, independently of its neighbours, with OpenMP over
+// the batch for n <= 64 (small_gemm) and a serial loop over BLAS gemm above.
+#include "groups/expm.hpp"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <initializer_list>
+#include <memory>
+#include <vector>
+
+#include "autograd/tape.hpp"
+#include "core/errors.hpp"
+#include "core/linalg.hpp"
+#include "core/parallel.hpp"
+
+namespace liegrad::groups {
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Degree selection
+
+constexpr int kNumDegrees = 6;
+constexpr std::array<int, kNumDegrees> kProducts = {0, 1, 2, 3, 4, 5};  // of T_1 .. T_18
+
+// Largest ||A||_1 for which T_1, T_2, T_4, T_8, T_12, T_18 reach the unit roundoff
+// (BBC 2019; PyTorch's thetas_double and thetas_float).
+template <class T>
+constexpr std::array<double, kNumDegrees> kTheta = {2.220446049250313e-16, 2.580956802971767e-08,
+                                                    3.397168839976962e-04, 4.991228871115323e-02,
+                                                    2.996158913811580e-01, 1.090863719290036e+00};
+template <>
+constexpr std::array<double, kNumDegrees> kTheta<float> = {1.192092800768788e-07, 5.978858893805233e-04,
+                                                           5.116619363445086e-02, 5.800524627688768e-01,
+                                                           1.461661507209034e+00, 3.010066362817634e+00};
+
+struct Plan {
+  int degree = 0;     // index into {1, 2, 4, 8, 12, 18}
+  int squarings = 0;  // s
+  int products() const { return kProducts[static_cast<size_t>(degree)] + squarings; }
+};
+
+// Max column sum of |A|, A (n, n).
+template <class T>
+double norm1(int64_t n, const T* A) {
+  double best = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    double col = 0;
+    for (int64_t i = 0; i < n; ++i) col += std::abs(static_cast<double>(A[i * n + j]));
+    best = std::max(best, col);
+    if (std::isnan(col)) return col;
+  }
+  return best;
+}
+
+// A non-finite norm takes T_18 without squaring, so NaN and Inf propagate to the result.
+template <class T>
+Plan choose_plan(double norm) {
+  const auto& theta = kTheta<T>;
+  for (int d = 0; d + 1 < kNumDegrees; ++d)
+    if (norm <= theta[static_cast<size_t>(d)]) return {d, 0};
+  if (!std::isfinite(norm)) return {kNumDegrees - 1, 0};
+  const double s = std::ceil(std::log2(norm / theta[kNumDegrees - 1]));
+  return {kNumDegrees - 1, static_cast<int>(std::max(0.0, s))};
+}
+
+template <class T>
+std::vector<Plan> make_plans(int64_t N, int64_t n, const T* A) {
+  std::vector<Plan> plans(static_cast<size_t>(N));
+  parallel_for(N, 64, [&](int64_t b) { plans[static_cast<size_t>(b)] = choose_plan<T>(norm1(n, A + b * n * n)); });
+  return plans;
+}
+
+// ---------------------------------------------------------------------------
+// A straight-line program over n x n registers, run in one of three modes:
+//   forward:  values only, optionally recording every product but the last in a cache;
+//   tangent:  values and tangents (forward-mode derivative) from scratch;
+//   replay:   tangents, with the products' values read back from a forward's cache.
+// In the tangent modes a value nobody will read again (after the last product) is
+// not computed.
+
+enum Reg : int { kX, kX2, kX3, kX6, kT0, kT1, kT2, kT3, kT4, kT5, kT6, kT7, kT8, kP, kSqA, kSqB, kNumRegs };
+
+struct Term {
+  double c;
+  int reg;
+};
+
+template <class T>
+class Program {
+ public:
+  // values, tangents: (kNumRegs, n, n) scratch (tangents null in forward mode);
+  // cache: (products - 1, n, n) product outputs, recorded (forward mode) or read back
+  // (tangent mode), or null.
+  Program(int64_t n, bool use_blas, int total_products, T* values, T* tangents, T* cache)
+      : n_(n),
+        n2_(n * n),
+        use_blas_(use_blas),
+        total_(total_products),
+        values_(values),
+        tangents_(tangents),
+        cache_(cache),
+        replay_(tangents && cache) {
+    val_.fill(nullptr);
+    val_[kX] = slot(kX);
+  }
+
+  T* slot(int r) const { return values_ + r * n2_; }
+  T* tangent(int r) const { return tangents_ + r * n2_; }
+  const T* value(int r) const { return val_[static_cast<size_t>(r)]; }
+
+  // R[d] = R[a] R[b]
+  void mul(int d, int a, int b) {
+    const bool last = done_ + 1 == total_;
+    T* out = (cache_ && !last) ? cache_ + done_ * n2_ : slot(d);
+    const bool needed = !tangents_ || !last;
+    if (needed && !replay_) product(value(a), value(b), out, false);
+    val_[static_cast<size_t>(d)] = needed ? out : nullptr;
+    if (tangents_) {
+      product(tangent(a), value(b), tangent(d), false);
+      product(value(a), tangent(b), tangent(d), true);
+    }
+    ++done_;
+  }
+
+  // R[d] = c_id I + sum c R[reg]
+  void lin(int d, double c_id, std::initializer_list<Term> terms) {
+    if (!tangents_ || done_ < total_) {
+      combine(slot(d), terms, [this](int r) { return value(r); });
+      for (int64_t i = 0; i < n_; ++i) slot(d)[i * n_ + i] += static_cast<T>(c_id);
+      val_[static_cast<size_t>(d)] = slot(d);
+    } else {
+      val_[static_cast<size_t>(d)] = nullptr;
+    }
+    if (tangents_) combine(tangent(d), terms, [this](int r) { return tangent(r); });
+  }
+
+ private:
+  // C (+)= X Y, all (n, n); BLAS only outside parallel regions.
+  void product(const T* x, const T* y, T* c, bool accumulate) const {
+    const T beta = accumulate ? T(1) : T(0);
+    if (use_blas_)
+      gemm(false, false, n_, n_, n_, T(1), x, n_, y, n_, beta, c, n_);
+    else
+      small_gemm(false, false, n_, n_, n_, T(1), x, y, beta, c);
+  }
+
+  // out = sum c get(reg) over the nonzero terms
+  template <class Get>
+  void combine(T* out, std::initializer_list<Term> terms, Get get) const {
+    bool first = true;
+    for (const Term& t : terms) {
+      if (t.c == 0) continue;
+      const T c = static_cast<T>(t.c);
+      const T* src = get(t.reg);
+      if (first)
+        for (int64_t i = 0; i < n2_; ++i) out[i] = c * src[i];
+      else
+        for (int64_t i = 0; i < n2_; ++i) out[i] += c * src[i];
+      first = false;
+    }
+    if (first) std::fill(out, out + n2_, T(0));
+  }
+
+  int64_t n_, n2_;
+  bool use_blas_;
+  int total_;
+  T* values_;
+  T* tangents_;
+  T* cache_;
+  bool replay_;
+  int done_ = 0;  // products run so far
+  std::array<T*, kNumRegs> val_{};
+};
+
+// ---------------------------------------------------------------------------
+// The Taylor schemes of BBC 2019 on X in register kX, result in kP; `degree` indexes
+// {1, 2, 4, 8, 12, 18}.
+
+// T_8 coefficients (BBC 2019), with sqrt(177) written out. Note x7's denominator
+// 5040 x3^2: PyTorch's copy had 5040 x3 until pytorch/pytorch#196658 (2026), which
+// leaves the degree-8 polynomial only 4th-order accurate. All three schemes were
+// checked to reproduce 1/k! for k <= m by expanding them as scalar polynomials; the
+// nilpotent and rotation tests would catch a wrong coefficient.
+constexpr double kSqrt177 = 13.30413469565007072504;
+constexpr double kX3c = 2.0 / 3.0;
+constexpr double kX1c = kX3c * (1.0 + kSqrt177) / 88.0;
+constexpr double kX2c = kX3c * (1.0 + kSqrt177) / 352.0;
+constexpr double kX4c = (-271.0 + 29.0 * kSqrt177) / (315.0 * kX3c);
+constexpr double kX5c = (-11.0 + 11.0 * kSqrt177) / (1260.0 * kX3c);
+constexpr double kX6c = (-99.0 + 11.0 * kSqrt177) / (5040.0 * kX3c);
+constexpr double kX7c = (89.0 - kSqrt177) / (5040.0 * kX3c * kX3c);
+constexpr double kY2c = (857.0 - 58.0 * kSqrt177) / 630.0;
+
+// T_12: B_i = sum_j kB12[i][j] X^j (j = 0..3); X6 = B_2 + B_3^2; T_12 = B_0 + (B_1 + X6) X6.
+constexpr double kB12[4][4] = {
+    {9.0198e-16, 0.46932117595418237389, -0.20099424927047284052, -0.04623946134063071740},
+    {5.31597895759871264183, 1.19926790417132231573, 0.01179296240992997031, 0.01108844528519167989},
+    {0.18188869982170434744, 0.05502798439925399070, 0.09351590770535414968, 0.00610700528898058230},
+    {-2.0861320e-13, -0.13181061013830184015, -0.02027855540589259079, -0.00675951846863086359}};
+
+// T_18: B_i = sum_j kB18[i][j] P_j with P = (I, X, X^2, X^3, X^6);
+// X9 = B_3 + B_0 B_4; T_18 = B_1 + (B_2 + X9) X9.
+constexpr double kB18[5][5] = {
+    {0., -1.00365581030144618291e-01, -8.02924648241156932449e-03, -8.92138498045729985177e-04, 0.},
+    {0., 3.97849749499645077844e-01, 1.36783778460411720168e+00, 4.98289622525382669416e-01,
+     -6.37898194594723280150e-04},
+    {-1.09676396052962061844e+01, 1.68015813878906206114e+00, 5.71779846478865511061e-02, -6.98210122488052056106e-03,
+     3.34975017086070470649e-05},
+    {-9.04316832390810593223e-02, -6.76404519071381882256e-02, 6.75961301770459654925e-02, 2.95552570429315521194e-02,
+     -1.39180257516060693404e-05},
+    {0., 0., -9.23364619367118555360e-02, -1.69364939002081722752e-02, -1.40086798182036094347e-05}};
+
+template <class T>
+void taylor(Program<T>& p, int degree) {
+  switch (degree) {
+    case 0:  // I + X
+      p.lin(kP, 1, {{1, kX}});
+      break;
+    case 1:  // I + X + X^2/2
+      p.mul(kX2, kX, kX);
+      p.lin(kP, 1, {{1, kX}, {0.5, kX2}});
+      break;
+    case 2:  // I + X + X^2 (I/2 + X/6 + X^2/24)
+      p.mul(kX2, kX, kX);
+      p.lin(kT0, 0.5, {{1.0 / 6, kX}, {1.0 / 24, kX2}});
+      p.mul(kT1, kX2, kT0);
+      p.lin(kP, 1, {{1, kX}, {1, kT1}});
+      break;
+    case 3:  // A4 = X^2 (x1 X + x2 X^2); A8 = (x3 X^2 + A4)(x4 I + x5 X + x6 X^2 + x7 A4)
+      p.mul(kX2, kX, kX);
+      p.lin(kT0, 0, {{kX1c, kX}, {kX2c, kX2}});
+      p.mul(kT1, kX2, kT0);
+      p.lin(kT2, 0, {{kX3c, kX2}, {1, kT1}});
+      p.lin(kT3, kX4c, {{kX5c, kX}, {kX6c, kX2}, {kX7c, kT1}});
+      p.mul(kT4, kT2, kT3);
+      p.lin(kP, 1, {{1, kX}, {kY2c, kX2}, {1, kT4}});
+      break;
+    case 4:
+      p.mul(kX2, kX, kX);
+      p.mul(kX3, kX, kX2);
+      for (int i = 0; i < 4; ++i) {
+        const double* b = kB12[i];
+        p.lin(kT0 + i, b[0], {{b[1], kX}, {b[2], kX2}, {b[3], kX3}});
+      }
+      p.mul(kT4, kT3, kT3);
+      p.lin(kT5, 0, {{1, kT2}, {1, kT4}});  // X6
+      p.lin(kT6, 0, {{1, kT1}, {1, kT5}});
+      p.mul(kT7, kT6, kT5);
+      p.lin(kP, 0, {{1, kT0}, {1, kT7}});
+      break;
+    default:
+      p.mul(kX2, kX, kX);
+      p.mul(kX3, kX, kX2);
+      p.mul(kX6, kX3, kX3);
+      for (int i = 0; i < 5; ++i) {
+        const double* b = kB18[i];
+        p.lin(kT0 + i, b[0], {{b[1], kX}, {b[2], kX2}, {b[3], kX3}, {b[4], kX6}});
+      }
+      p.mul(kT5, kT0, kT4);
+      p.lin(kT6, 0, {{1, kT3}, {1, kT5}});  // X9
+      p.lin(kT7, 0, {{1, kT2}, {1, kT6}});
+      p.mul(kT8, kT7, kT6);
+      p.lin(kP, 0, {{1, kT1}, {1, kT8}});
+      break;
+  }
+}
+
+// T_m(X)^(2^s); returns the register holding the result.
+template <class T>
+int run(Program<T>& p, const Plan& plan) {
+  taylor(p, plan.degree);
+  int cur = kP;
+  for (int k = 0; k < plan.squarings; ++k) {
+    const int next = cur == kSqA ? kSqB : kSqA;
+    p.mul(next, cur, cur);
+    cur = next;
+  }
+  return cur;
+}
+
+// ---------------------------------------------------------------------------
+// Batch drivers
+
+// Products the forward keeps for a replayed backward: all but the last.
+int cached_products(const Plan& p) { return std::max(0, p.products() - 1); }
+
+std::atomic<int64_t> g_cache_budget{int64_t(256) << 20};
+
+// Forward products of one expm call, kept for its backward pass (per matrix: the
+// plan and cached_products(plan) matrices of n x n at offset[b]).
+template <class T>
+struct ExpmCache {
+  bool valid = false;
+  std::vector<Plan> plans;      // (N)
+  std::vector<int64_t> offset;  // (N + 1)
+  std::unique_ptr<T[]> data;    // (offset[N])
+};
+
+// Runs body(b, scratch) for b < N, in parallel over the batch when the matrices take
+// the small kernel and there is more than a few microseconds of work; each thread
+// owns `scratch_size` elements of scratch.
+template <class T, class F>
+void for_each_matrix(int64_t N, int64_t n, int64_t scratch_size, F&& body) {
+  const bool parallel = n <= kSmallGemmMaxSide && N > 1 && N * n * n * n >= (int64_t(1) << 14) && !in_parallel_region();
+#pragma omp parallel if (parallel)
+  {
+    std::vector<T> scratch(static_cast<size_t>(scratch_size));
+#pragma omp for schedule(static)
+    for (int64_t b = 0; b < N; ++b) body(b, scratch.data());
+  }
+}
+
+// out = scale * X, X (n, n)
+template <class T>
+void scaled_copy(int64_t n, T scale, const T* x, T* out) {
+  for (int64_t i = 0; i < n * n; ++i) out[i] = scale * x[i];
+}
+
+// out = scale * X^T
+template <class T>
+void scaled_transpose(int64_t n, T scale, const T* x, T* out) {
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) out[i * n + j] = scale * x[j * n + i];
+}
+
+bool blas_ok(int64_t n) { return n > kSmallGemmMaxSide && !in_parallel_region(); }
+
+// Q_b = exp(A_b); with a cache, also records the forward products (unless they would
+// exceed the cache budget, in which case the cache stays invalid).
+template <class T>
+void forward_impl(int64_t N, int64_t n, const T* A, T* Q, ExpmCache<T>* cache) {
+  const int64_t n2 = n * n;
+  std::vector<Plan> plans = make_plans(N, n, A);
+  if (cache) {
+    cache->offset.assign(static_cast<size_t>(N + 1), 0);
+    for (int64_t b = 0; b < N; ++b)
+      cache->offset[static_cast<size_t>(b + 1)] =
+          cache->offset[static_cast<size_t>(b)] + cached_products(plans[static_cast<size_t>(b)]) * n2;
+    const int64_t total = cache->offset.back();
+    cache->valid = total * static_cast<int64_t>(sizeof(T)) <= g_cache_budget.load();
+    if (cache->valid) {
+      cache->data.reset(new T[static_cast<size_t>(total)]);
+      cache->plans = plans;
+    } else {
+      cache = nullptr;
+    }
+  }
+  const bool use_blas = blas_ok(n);
+  for_each_matrix<T>(N, n, kNumRegs * n2, [&](int64_t b, T* scratch) {
+    const Plan& plan = plans[static_cast<size_t>(b)];
+    T* rec = cache ? cache->data.get() + cache->offset[static_cast<size_t>(b)] : nullptr;
+    Program<T> p(n, use_blas, plan.products(), scratch, nullptr, rec);
+    scaled_copy(n, static_cast<T>(std::ldexp(1.0, -plan.squarings)), A + b * n2, p.slot(kX));
+    const T* r = p.value(run(p, plan));
+    std::copy(r, r + n2, Q + b * n2);
+  });
+}
+
+// dA_b += L_F(A_b, G_b^T)^T, F the forward's approximant; replays the cache if given.
+template <class T>
+void pullback_impl(int64_t N, int64_t n, const T* A, const T* G, T* dA, const ExpmCache<T>* cache) {
+  const int64_t n2 = n * n;
+  std::vector<Plan> fresh;
+  if (!cache) fresh = make_plans(N, n, A);
+  const std::vector<Plan>& plans = cache ? cache->plans : fresh;
+  const bool use_blas = blas_ok(n);
+  for_each_matrix<T>(N, n, 2 * kNumRegs * n2, [&](int64_t b, T* scratch) {
+    const Plan& plan = plans[static_cast<size_t>(b)];
+    T* rec = cache ? cache->data.get() + cache->offset[static_cast<size_t>(b)] : nullptr;
+    Program<T> p(n, use_blas, plan.products(), scratch, scratch + kNumRegs * n2, rec);
+    const T scale = static_cast<T>(std::ldexp(1.0, -plan.squarings));
+    scaled_copy(n, scale, A + b * n2, p.slot(kX));
+    scaled_transpose(n, scale, G + b * n2, p.tangent(kX));  // d(2^-s A) for direction G^T
+    const T* d = p.tangent(run(p, plan));
+    T* out = dA + b * n2;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) out[i * n + j] += d[j * n + i];
+  });
+}
+
+}  // namespace
+
+void set_expm_cache_budget(int64_t bytes) {
+  if (bytes < 0) throw ValueError("set_expm_cache_budget: budget must be >= 0 bytes, got " + std::to_string(bytes));
+  g_cache_budget.store(bytes);
+}
+
+template <class T>
+void expm_forward(int64_t N, int64_t n, const T* A, T* Q) {
+  forward_impl<T>(N, n, A, Q, nullptr);
+}
+
+template <class T>
+void expm_pullback(int64_t N, int64_t n, const T* A, const T* G, T* dA) {
+  pullback_impl<T>(N, n, A, G, dA, nullptr);
+}
+
+template <class T>
+ag::Var<T> expm(const ag::Var<T>& A) {
+  const Shape& s = A.shape();
+  if ((s.ndim != 2 && s.ndim != 3) || s.rows() != s.cols())
+    throw ShapeError("expm: expected a square matrix (n,n) or a batch of square matrices (N,n,n), got " + s.str());
+  const int64_t N = s.batch(), n = s.cols();
+  Array<T> Q(s);
+  auto cache = std::make_shared<ExpmCache<T>>();
+  const bool keep = A.requires_grad() && ag::grad_enabled();
+  forward_impl(N, n, A.value().data(), Q.data(), keep ? cache.get() : nullptr);
+  return ag::record_op<T>(std::move(Q), {&A}, [A, cache, N, n](const Array<T>& g) {
+    pullback_impl(N, n, A.value().data(), g.data(), A.node()->grad_ref().data(), cache->valid ? cache.get() : nullptr);
+  });
+}
+
+#define LIEGRAD_INSTANTIATE(T)                                              \
+  template void expm_forward<T>(int64_t, int64_t, const T*, T*);            \
+  template void expm_pullback<T>(int64_t, int64_t, const T*, const T*, T*); \
+  template ag::Var<T> expm<T>(const ag::Var<T>&);
+LIEGRAD_INSTANTIATE(float)
+LIEGRAD_INSTANTIATE(double)
+#undef LIEGRAD_INSTANTIATE
+
+}  // namespace liegrad::groups
