@@ -1,0 +1,52 @@
+// ConfigReader: typed, validated access to one JSON object of a configuration
+// (e.g. the "model" or "train" section). Every read records the key; finish()
+// rejects keys nobody read, suggesting the nearest known key, so a typo never
+// silently falls back to a default. Errors are ConfigError naming the section, the
+// key, the value and what was expected.
+#pragma once
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace liegrad {
+
+class ConfigReader {
+ public:
+  ConfigReader(const nlohmann::json& object, std::string section);
+
+  bool has(const std::string& key) const;
+  int64_t get_int(const std::string& key, int64_t fallback, int64_t min = INT64_MIN, int64_t max = INT64_MAX);
+  double get_double(const std::string& key, double fallback, double min = -1e300, double max = 1e300);
+  bool get_bool(const std::string& key, bool fallback);
+  // allowed empty = any string.
+  std::string get_string(const std::string& key, const std::string& fallback,
+                         const std::vector<std::string>& allowed = {});
+  // A number, or the string "none"/null meaning off (returns `off`).
+  double get_double_or_none(const std::string& key, double fallback, double off, double min = -1e300);
+  // Marks keys as known without reading them (e.g. comments).
+  void allow(const std::vector<std::string>& keys);
+  // Throws ConfigError for keys never read or allowed.
+  void finish() const;
+
+  const nlohmann::json& json() const { return j_; }
+
+ private:
+  const nlohmann::json& value(const std::string& key) const;
+  [[noreturn]] void fail(const std::string& key, const std::string& expected) const;
+  nlohmann::json j_;
+  std::string section_;
+  std::set<std::string> known_;
+};
+
+// The option closest to `word` by edit distance ("" when none is close).
+std::string nearest_word(const std::string& word, const std::vector<std::string>& options);
+
+// Sets a dotted key ("model.layers") in a JSON object from a command-line string:
+// the value is parsed as JSON when it parses (numbers, true/false, null, quoted),
+// else taken as a plain string. Intermediate objects must exist (ConfigError otherwise).
+void set_dotted(nlohmann::json& root, const std::string& dotted_key, const std::string& value);
+
+}  // namespace liegrad

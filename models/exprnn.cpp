@@ -1,0 +1,68 @@
+// expRNN forward pass (see exprnn.hpp). Initialisation: the transition starts at
+// Henaff et al. (2016)'s block-diagonal rotations with angles uniform in [-pi, pi]
+// (the "henaff" init of expRNN); input columns N(0, 1/h); modReLU bias U(-0.01, 0.01);
+// head as nn.Linear, U(-1/sqrt(h), 1/sqrt(h)).
+#include "models/exprnn.hpp"
+
+#include <cmath>
+
+#include "autograd/ops.hpp"
+#include "groups/expm.hpp"
+#include "groups/group_ops.hpp"
+#include "models/config.hpp"
+
+namespace liegrad::models {
+
+using groups::ParamRole;
+
+template <class T>
+ExpRnn<T>::ExpRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed) : ModelBase<T>(config, vocab) {
+  ConfigReader c(config, "model");
+  c.allow({"type", "comment"});
+  hidden_ = c.get_int("hidden", 128, 2);
+  c.finish();
+  this->config_["type"] = "exprnn";
+  this->config_["hidden"] = hidden_;
+  group_ = groups::make_group("SO(" + std::to_string(hidden_) + ")");
+  Rng rng(seed);
+  const int64_t h = hidden_, V = vocab, m = group_->dim();
+  Array<double> A(Shape{1, h, h});
+  for (int64_t i = 0; i + 1 < h; i += 2) {
+    const double theta = rng.uniform(-M_PI, M_PI);
+    A.at(0, i, i + 1) = theta;
+    A.at(0, i + 1, i) = -theta;
+  }
+  transition_ = this->add_param("transition", group_->vee(A).template cast<T>(), ParamRole::GroupAlgebra, group_, m);
+  input_ = this->add_param("input", rng.normal_array<T>(Shape{V, h}, 1.0 / std::sqrt(static_cast<double>(h))),
+                           ParamRole::Weight);
+  bias_ = this->add_param("modrelu_bias", rng.uniform_array<T>(Shape{h}, -0.01, 0.01), ParamRole::Bias);
+  const double bound = 1.0 / std::sqrt(static_cast<double>(h));
+  head_w_ = this->add_param("head.weight", rng.uniform_array<T>(Shape{h, V}, -bound, bound), ParamRole::Weight);
+  head_b_ = this->add_param("head.bias", rng.uniform_array<T>(Shape{V}, -bound, bound), ParamRole::Bias);
+}
+
+template <class T>
+ag::Var<T> ExpRnn<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) {
+  using namespace ag;
+  const int64_t h = hidden_;
+  Array<T> h0 = state && !state->empty() ? state->tensors.at(0) : Array<T>(Shape{B, h});
+  if (h0.shape() != Shape{B, h})
+    throw ShapeError("exprnn: carried state " + h0.shape().str() + " does not fit batch " + std::to_string(B));
+  Var<T> hs = Var<T>::constant(std::move(h0));
+  Var<T> Q = reshape(groups::expm(groups::hat(*group_, transition_)), Shape{h, h});  // exp(A), once per window
+  Var<T> x = embedding(input_, inputs, {B, T_});                                     // U e_x, (B,T,h)
+  std::vector<Var<T>> outs;
+  outs.reserve(static_cast<size_t>(T_));
+  for (int64_t t = 0; t < T_; ++t) {
+    Var<T> z = add(matmul(hs, Q, false, true), reshape(slice(x, 1, t, t + 1), Shape{B, h}));  // rows: Q h + U e_x
+    hs = modrelu(z, bias_);
+    outs.push_back(reshape(hs, Shape{B, 1, h}));
+  }
+  if (state) state->tensors = {hs.value()};
+  return add(matmul(concat(outs, 1), head_w_), head_b_);  // (B,T,V)
+}
+
+template class ExpRnn<float>;
+template class ExpRnn<double>;
+
+}  // namespace liegrad::models

@@ -1,0 +1,32 @@
+// The orthogonal-operator RNN baseline (spec §6; expRNN, Lezcano-Casado &
+// Martinez-Rubio 2019): only the transition is constrained to the group,
+//
+//   h_{t+1} = modrelu(exp(A) h_t + U e_{x_t}; b),   A skew-symmetric (h x h),
+//   logits_t = h_{t+1} W + c,
+//
+// with modrelu(z; b) = sign(z) relu(|z| + b) per unit (Arjovsky et al. 2016) and
+// A = hat(a) from coordinates a of so(h) (m = h(h-1)/2). This is the contrast the
+// OSM models are argued against: the state is a vector, not a group element.
+// Config keys: hidden. Parameters: transition (m coords), input (V,h) = U's columns,
+// modrelu_bias (h), head.weight (h,V), head.bias (V).
+// Count: h(h-1)/2 + V*h + h + h*V + V. State: h (B,h).
+#pragma once
+#include "models/model_base.hpp"
+
+namespace liegrad::models {
+
+template <class T>
+class ExpRnn : public ModelBase<T> {
+ public:
+  ExpRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed);
+  std::string type() const override { return "exprnn"; }
+  bool recurrent() const override { return true; }
+  ag::Var<T> forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) override;
+
+ private:
+  int64_t hidden_;
+  std::shared_ptr<const groups::Group> group_;  // SO(hidden)
+  ag::Var<T> transition_, input_, bias_, head_w_, head_b_;
+};
+
+}  // namespace liegrad::models

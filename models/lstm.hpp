@@ -1,0 +1,32 @@
+// The LSTM baseline (spec §6; Hochreiter & Schmidhuber 1997, with forget gate):
+// an embedding V x h, `layers` LSTM layers with gates ordered (i, f, g, o), one bias
+// of 4h per layer (forget-gate part initialised to 1), and a linear head h -> V.
+//
+//   [i f g o] = x_t W_ih + h_{t-1} W_hh + b
+//   c_t = sigmoid(f) * c_{t-1} + sigmoid(i) * tanh(g),  h_t = sigmoid(o) * tanh(c_t)
+//
+// Config keys: hidden (h), layers. Count: V*h + layers*(8h^2 + 4h) + h*V + V.
+// State: (h, c) per layer, each (B,h). Weights are stored (in, out).
+#pragma once
+#include "models/model_base.hpp"
+
+namespace liegrad::models {
+
+template <class T>
+class Lstm : public ModelBase<T> {
+ public:
+  Lstm(const nlohmann::json& config, int64_t vocab, uint64_t seed);
+  std::string type() const override { return "lstm"; }
+  bool recurrent() const override { return true; }
+  ag::Var<T> forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) override;
+
+ private:
+  struct Layer {
+    ag::Var<T> w_ih, w_hh, bias;
+  };
+  int64_t hidden_, layers_;
+  ag::Var<T> embed_, head_w_, head_b_;
+  std::vector<Layer> cells_;
+};
+
+}  // namespace liegrad::models

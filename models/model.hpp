@@ -1,0 +1,70 @@
+// The model interface shared by every sequence model in liegrad.
+//
+// A model maps a batch of token windows inputs (B,T) to next-token logits (B,T,V).
+// Recurrent models also carry a state across windows: forward() starts from
+// `state` (initial state when it is empty) and leaves the final state in it,
+// detached from the tape, so evaluation can stream a whole split window by window
+// and truncated back-propagation can continue across training windows.
+//
+// Parameters are named members listed by parameters() as groups::Parameter
+// records; their names are the checkpoint keys and follow the spec
+// (../shared/spec/models.md).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "autograd/var.hpp"
+#include "groups/parameter.hpp"
+
+namespace liegrad::models {
+
+template <class T>
+struct RecurrentState {
+  std::vector<Array<T>> tensors;  // model-specific, e.g. H (B,n,n) or (h, c) per layer
+  bool empty() const { return tensors.empty(); }
+  void clear() { tensors.clear(); }
+};
+
+template <class T>
+class Model {
+ public:
+  virtual ~Model() = default;
+  // The spec's model name: "osm_rnn", "osmformer", "transformer", "lstm", "exprnn".
+  virtual std::string type() const = 0;
+  virtual int64_t vocab_size() const = 0;
+  virtual bool recurrent() const { return false; }
+  // inputs: B*T token ids, row-major (B,T) (T_ is the window length T; T names the
+  // scalar type). Returns logits (B,T,V).
+  virtual ag::Var<T> forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_,
+                             RecurrentState<T>* state = nullptr) = 0;
+  virtual std::vector<groups::Parameter<T>>& parameters() = 0;
+  // The complete model configuration, with defaults filled in.
+  virtual const nlohmann::json& config() const = 0;
+
+  // Degrees of freedom: m per group element, else element counts (spec §2).
+  int64_t parameter_count() {
+    int64_t n = 0;
+    for (const auto& p : parameters()) n += p.dof;
+    return n;
+  }
+  groups::Parameter<T>* find_parameter(const std::string& name) {
+    for (auto& p : parameters())
+      if (p.name == name) return &p;
+    return nullptr;
+  }
+};
+
+// Builds a model from its config section (see docs/ and configs/); `vocab` is the
+// vocabulary size V; initial weights are drawn from `seed`. Unknown type or keys
+// and out-of-range values throw ConfigError naming them.
+template <class T>
+std::unique_ptr<Model<T>> make_model(const nlohmann::json& model_config, int64_t vocab, uint64_t seed);
+
+// The model type names make_model accepts.
+const std::vector<std::string>& model_types();
+
+}  // namespace liegrad::models

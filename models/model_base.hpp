@@ -1,0 +1,40 @@
+// ModelBase: the bookkeeping every model shares: the parameter list, the config,
+// the vocabulary size, and add_param() which registers a named parameter.
+#pragma once
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "groups/parameter.hpp"
+#include "models/model.hpp"
+
+namespace liegrad::models {
+
+template <class T>
+class ModelBase : public Model<T> {
+ public:
+  ModelBase(nlohmann::json config, int64_t vocab) : config_(std::move(config)), V_(vocab) {}
+  int64_t vocab_size() const override { return V_; }
+  std::vector<groups::Parameter<T>>& parameters() override { return params_; }
+  const nlohmann::json& config() const override { return config_; }
+
+ protected:
+  // Registers a trainable tensor; dof defaults to its element count.
+  ag::Var<T> add_param(const std::string& name, Array<T> init, groups::ParamRole role,
+                       std::shared_ptr<const groups::Group> group = nullptr, int64_t dof = -1) {
+    groups::Parameter<T> p;
+    p.name = name;
+    p.dof = dof >= 0 ? dof : init.size();
+    p.var = ag::Var<T>::parameter(std::move(init));
+    p.role = role;
+    p.group = std::move(group);
+    params_.push_back(p);
+    return p.var;
+  }
+
+  nlohmann::json config_;
+  int64_t V_;
+  std::vector<groups::Parameter<T>> params_;
+};
+
+}  // namespace liegrad::models

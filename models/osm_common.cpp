@@ -1,0 +1,105 @@
+// Tangent mixing, prototype readout and the exponential update (see osm_common.hpp).
+#include "models/osm_common.hpp"
+
+#include <cmath>
+
+#include "autograd/ops.hpp"
+#include "groups/expm.hpp"
+#include "groups/group_ops.hpp"
+
+namespace liegrad::models {
+
+using groups::ParamRole;
+
+OsmCommonConfig OsmCommonConfig::read(ConfigReader& c, nlohmann::json& resolved, const std::string& default_group) {
+  OsmCommonConfig o;
+  const std::string group = c.get_string("group", default_group);
+  try {
+    o.group = groups::make_group(group);
+  } catch (const ValueError& e) {
+    throw ConfigError(std::string("model.group: ") + e.what());
+  }
+  if (o.group->dim() < 1)
+    throw ConfigError("model.group: " + group + " has a zero-dimensional algebra (nothing to learn); use d >= 2");
+  const std::string mixing = c.get_string("mixing", "linear", {"identity", "linear", "lowrank"});
+  o.mixing = mixing == "identity" ? MixingKind::Identity : mixing == "linear" ? MixingKind::Linear : MixingKind::LowRank;
+  o.rank = c.get_int("rank", 8, 1);
+  const std::string mode = c.get_string("group_param", "algebra", {"algebra", "manifold"});
+  o.param_mode = groups::parse_group_param_mode(mode);
+  o.init_scale = c.get_double("init_scale", 1.0, 0.0);
+  resolved["group"] = o.group->name();
+  resolved["mixing"] = mixing;
+  if (o.mixing == MixingKind::LowRank) resolved["rank"] = o.rank;
+  resolved["group_param"] = mode;
+  resolved["init_scale"] = o.init_scale;
+  return o;
+}
+
+template <class T>
+TangentMixing<T>::TangentMixing(const std::string& name, MixingKind kind, int64_t m, int64_t rank, Rng& rng,
+                                std::vector<groups::Parameter<T>>& params)
+    : kind_(kind) {
+  auto add = [&](const std::string& n, Array<T> init) {
+    groups::Parameter<T> p;
+    p.name = n;
+    p.dof = init.size();
+    p.var = ag::Var<T>::parameter(std::move(init));
+    p.role = ParamRole::Mixing;
+    params.push_back(p);
+    return p.var;
+  };
+  if (kind == MixingKind::Linear) {
+    gamma_ = add(name, Array<T>::eye(m));
+  } else if (kind == MixingKind::LowRank) {
+    lr_u_ = add(name + ".u", Array<T>(Shape{m, rank}));
+    lr_v_ = add(name + ".v", rng.normal_array<T>(Shape{m, rank}, 1.0 / std::sqrt(static_cast<double>(m))));
+  }
+}
+
+template <class T>
+ag::Var<T> TangentMixing<T>::apply(const ag::Var<T>& u) const {
+  switch (kind_) {
+    case MixingKind::Identity: return u;
+    case MixingKind::Linear: return ag::matmul(u, gamma_, false, true);
+    case MixingKind::LowRank: return ag::add(u, ag::matmul(ag::matmul(u, lr_v_), lr_u_, false, true));
+  }
+  return u;
+}
+
+template <class T>
+PrototypeReadout<T>::PrototypeReadout(const OsmCommonConfig& cfg, int64_t V, Rng& rng,
+                                      std::vector<groups::Parameter<T>>& params)
+    : group_(cfg.group) {
+  proto_ = groups::GroupParam<T>("proto", cfg.group, V, cfg.param_mode, cfg.init_scale, rng, params);
+  auto add = [&](const std::string& n, Array<T> init, ParamRole role) {
+    groups::Parameter<T> p;
+    p.name = n;
+    p.dof = init.size();
+    p.var = ag::Var<T>::parameter(std::move(init));
+    p.role = role;
+    params.push_back(p);
+    return p.var;
+  };
+  bias_ = add("bias", Array<T>(Shape{V}), ParamRole::Bias);
+  log_tau_ = add("log_tau", Array<T>::scalar(T(0)), ParamRole::Scalar);
+}
+
+template <class T>
+ag::Var<T> PrototypeReadout<T>::logits(const ag::Var<T>& H) const {
+  ag::Var<T> s = groups::inner_all(*group_, H, proto_.elements());  // (N,V)
+  return ag::add(ag::mul(s, ag::exp(log_tau_)), bias_);
+}
+
+template <class T>
+ag::Var<T> exp_update(const groups::Group& g, const ag::Var<T>& H, const ag::Var<T>& u) {
+  return groups::compose(g, H, groups::expm(groups::hat(g, u)));
+}
+
+template class TangentMixing<float>;
+template class TangentMixing<double>;
+template class PrototypeReadout<float>;
+template class PrototypeReadout<double>;
+template ag::Var<float> exp_update(const groups::Group&, const ag::Var<float>&, const ag::Var<float>&);
+template ag::Var<double> exp_update(const groups::Group&, const ag::Var<double>&, const ag::Var<double>&);
+
+}  // namespace liegrad::models

@@ -1,0 +1,67 @@
+// Pieces shared by the OSM models (spec §3): the tangent mixing Gamma, the
+// prototype readout, the exponential update, and the config keys both models read.
+//
+//   mixing  identity: u = vee(Pi(R));  linear: u = Gamma vee(Pi(R)), Gamma (m,m) = I at
+//           init;  lowrank: Gamma = I + U V^T with U, V (m,r), U = 0 at init (so
+//           Gamma = I), V ~ N(0, 1/m).  On a batch of row vectors u (N,m): u Gamma^T.
+//   readout logits_v(H) = tau Re tr(H* P_v) + b_v,  tau = exp(log_tau): one GEMM.
+//   update  H <- H exp(hat(u)).
+#pragma once
+#include <memory>
+#include <string>
+
+#include "groups/group.hpp"
+#include "groups/group_param.hpp"
+#include "models/config.hpp"
+#include "models/model_base.hpp"
+
+namespace liegrad::models {
+
+enum class MixingKind { Identity, Linear, LowRank };
+
+// Config shared by osm_rnn and osmformer: group, mixing, rank, group_param, init_scale.
+struct OsmCommonConfig {
+  std::shared_ptr<const groups::Group> group;
+  MixingKind mixing = MixingKind::Linear;
+  int64_t rank = 8;
+  groups::GroupParamMode param_mode = groups::GroupParamMode::Algebra;
+  double init_scale = 1.0;
+  // Reads the keys from `c` and writes the resolved values back into `resolved`.
+  static OsmCommonConfig read(ConfigReader& c, nlohmann::json& resolved, const std::string& default_group);
+};
+
+template <class T>
+class TangentMixing {
+ public:
+  TangentMixing() = default;
+  // Registers `name` (linear: (m,m)) or `name`.u / `name`.v (lowrank) in `params`.
+  TangentMixing(const std::string& name, MixingKind kind, int64_t m, int64_t rank, Rng& rng,
+                std::vector<groups::Parameter<T>>& params);
+  // u (N,m) -> u Gamma^T (N,m).
+  ag::Var<T> apply(const ag::Var<T>& u) const;
+
+ private:
+  MixingKind kind_ = MixingKind::Identity;
+  ag::Var<T> gamma_, lr_u_, lr_v_;
+};
+
+template <class T>
+class PrototypeReadout {
+ public:
+  PrototypeReadout() = default;
+  // Registers proto, bias and log_tau.
+  PrototypeReadout(const OsmCommonConfig& cfg, int64_t V, Rng& rng, std::vector<groups::Parameter<T>>& params);
+  // H (N,n,n) -> logits (N,V).
+  ag::Var<T> logits(const ag::Var<T>& H) const;
+
+ private:
+  std::shared_ptr<const groups::Group> group_;
+  groups::GroupParam<T> proto_;
+  ag::Var<T> bias_, log_tau_;
+};
+
+// H (N,n,n) <- H exp(hat(u)), u (N,m).
+template <class T>
+ag::Var<T> exp_update(const groups::Group& g, const ag::Var<T>& H, const ag::Var<T>& u);
+
+}  // namespace liegrad::models

@@ -1,0 +1,43 @@
+// OSM-RNN (spec §4; Nunley 2026): a recurrent model whose state is a group element.
+//
+//   H_0 = I;  R_t = H_t* M_{x_t};  u_t = Gamma vee(Pi(R_t));
+//   H_{t+1} = H_t exp(hat(u_t));   logits_t = tau Re tr(H_{t+1}* P_v) + b_v
+//
+// rnn_drive: relative (R_t = H_t* M_x, default), token (R_t = M_x), or both
+// (u_t = Gamma (vee(Pi(H_t* M_x)) + vee(Pi(M_x)))).
+// Config keys: group ("SO(16)"), mixing (identity|linear|lowrank), rank,
+// rnn_drive, group_param (algebra|manifold), init_scale, renormalize_every (16;
+// 0 = never): every so many steps the state gets a straight-through Newton-Schulz
+// step back onto the group (groups/renormalize.hpp), which keeps the float defect
+// near 1e-6 over any length instead of growing with it.
+// Parameters: embed, proto, bias, log_tau, mix (linear). Count 2Vm + V + 1 (+ m^2).
+// State: H (B,n,n). The time loop is sequential; each op runs over the batch rows
+// in parallel.
+#pragma once
+#include "models/osm_common.hpp"
+
+namespace liegrad::models {
+
+template <class T>
+class OsmRnn : public ModelBase<T> {
+ public:
+  OsmRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed);
+  std::string type() const override { return "osm_rnn"; }
+  bool recurrent() const override { return true; }
+  ag::Var<T> forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) override;
+  // The states H_1..H_T of every row, (B*T,n,n) row-major over (B,T); forward() is
+  // the readout of these.
+  ag::Var<T> encode(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state);
+  const groups::Group& group() const { return *cfg_.group; }
+
+ private:
+  enum class Drive { Relative, Token, Both };
+  OsmCommonConfig cfg_;
+  Drive drive_ = Drive::Relative;
+  int64_t renormalize_every_ = 16;
+  groups::GroupParam<T> embed_;
+  PrototypeReadout<T> readout_;
+  TangentMixing<T> mix_;
+};
+
+}  // namespace liegrad::models

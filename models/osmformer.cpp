@@ -1,0 +1,83 @@
+// OSMFormer forward pass (see osmformer.hpp).
+#include "models/osmformer.hpp"
+
+#include <cmath>
+
+#include "autograd/ops.hpp"
+#include "groups/group_ops.hpp"
+
+namespace liegrad::models {
+
+template <class T>
+OsmFormer<T>::OsmFormer(const nlohmann::json& config, int64_t vocab, uint64_t seed) : ModelBase<T>(config, vocab) {
+  ConfigReader c(config, "model");
+  c.allow({"type", "comment"});
+  cfg_ = OsmCommonConfig::read(c, this->config_, "SO(16)");
+  layers_ = c.get_int("layers", 3, 1);
+  heads_ = c.get_int("heads", 4, 1);
+  grounding_ = c.get_string("grounding", "on", {"on", "off"}) == "on";
+  alibi_ = c.get_string("positional", "alibi", {"alibi", "none"}) == "alibi";
+  c.finish();
+  this->config_["type"] = "osmformer";
+  this->config_["layers"] = layers_;
+  this->config_["heads"] = heads_;
+  this->config_["grounding"] = grounding_ ? "on" : "off";
+  this->config_["positional"] = alibi_ ? "alibi" : "none";
+  Rng rng(seed);
+  embed_ = groups::GroupParam<T>("embed", cfg_.group, vocab, cfg_.param_mode, cfg_.init_scale, rng, this->params_);
+  readout_ = PrototypeReadout<T>(cfg_, vocab, rng, this->params_);
+  const int64_t m = cfg_.group->dim();
+  const T beta0 = static_cast<T>(-0.5 * std::log(static_cast<double>(cfg_.group->complex_dim())));
+  for (int64_t l = 0; l < layers_; ++l) {
+    const std::string p = "layers." + std::to_string(l) + ".";
+    Layer layer;
+    groups::Parameter<T> lb;
+    lb.name = p + "log_beta";
+    lb.var = ag::Var<T>::parameter(Array<T>(Shape{heads_}, beta0));
+    lb.role = groups::ParamRole::Scalar;
+    lb.dof = heads_;
+    this->params_.push_back(lb);
+    layer.log_beta = lb.var;
+    layer.mix_att = TangentMixing<T>(p + "mix_att", cfg_.mixing, m, cfg_.rank, rng, this->params_);
+    if (grounding_) layer.mix_gnd = TangentMixing<T>(p + "mix_gnd", cfg_.mixing, m, cfg_.rank, rng, this->params_);
+    blocks_.push_back(layer);
+  }
+}
+
+template <class T>
+ag::Var<T> OsmFormer<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>*) {
+  return ag::reshape(readout_.logits(encode(inputs, B, T_)), Shape{B, T_, this->V_});
+}
+
+template <class T>
+ag::Var<T> OsmFormer<T>::encode(const std::vector<int32_t>& inputs, int64_t B, int64_t T_) {
+  using namespace ag;
+  const groups::Group& g = *cfg_.group;
+  const int64_t n = g.n(), V = this->V_, N = B * T_;
+  const int h = static_cast<int>(heads_);
+  if (static_cast<int64_t>(inputs.size()) != N)
+    throw ShapeError("osmformer: " + std::to_string(inputs.size()) + " inputs for a (" + std::to_string(B) + "," +
+                     std::to_string(T_) + ") batch");
+  std::vector<T> slopes;
+  if (alibi_)
+    for (double s : alibi_slopes(h)) slopes.push_back(static_cast<T>(s));
+  Var<T> table = reshape(embed_.elements(), Shape{V, n * n});
+  Var<T> M = reshape(embedding(table, inputs, {N}), Shape{N, n, n});  // token elements (B*T,n,n)
+  Var<T> H = M;
+  const T s_real = static_cast<T>(g.real_scale());
+  for (const Layer& layer : blocks_) {
+    Var<T> X = reshape(H, Shape{B, T_, n * n});
+    Var<T> gram = scale(matmul(X, X, false, true), s_real);  // Re tr(H_i* H_j), (B,T,T)
+    Var<T> a = softmax(causal_attention_scores(gram, exp(layer.log_beta), slopes, h, false));  // (B*h,T,T)
+    Var<T> abar = reshape(mean(reshape(a, Shape{B, h, T_ * T_}), 1), Shape{B, T_, T_});      // head average
+    Var<T> A = reshape(matmul(abar, X), Shape{N, n, n});                                      // (B*T,n,n)
+    H = exp_update(g, H, layer.mix_att.apply(groups::vee(g, groups::compose(g, H, A, true, false))));
+    if (grounding_) H = exp_update(g, H, layer.mix_gnd.apply(groups::vee(g, groups::compose(g, H, M, true, false))));
+  }
+  return H;
+}
+
+template class OsmFormer<float>;
+template class OsmFormer<double>;
+
+}  // namespace liegrad::models

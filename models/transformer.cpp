@@ -1,0 +1,116 @@
+// Transformer baseline forward pass (see transformer.hpp). Initialisation follows
+// GPT-2 (Radford et al. 2019): weights N(0, 0.02^2), residual output projections
+// scaled by 1/sqrt(2L), biases 0, LayerNorm gains 1.
+#include "models/transformer.hpp"
+
+#include <cmath>
+
+#include "autograd/ops.hpp"
+#include "models/config.hpp"
+
+namespace liegrad::models {
+
+using groups::ParamRole;
+
+template <class T>
+Transformer<T>::Transformer(const nlohmann::json& config, int64_t vocab, uint64_t seed)
+    : ModelBase<T>(config, vocab), dropout_rng_(seed ^ 0x5eedULL) {
+  ConfigReader c(config, "model");
+  c.allow({"type", "comment"});
+  D_ = c.get_int("D", 64, 1);
+  L_ = c.get_int("layers", 2, 1);
+  heads_ = c.get_int("heads", 4, 1);
+  dropout_ = c.get_double("dropout", 0.0, 0.0, 0.99);
+  alibi_ = c.get_string("positional", "alibi", {"alibi", "none"}) == "alibi";
+  const double std_ = c.get_double("init_std", 0.02, 0.0);
+  c.finish();
+  if (D_ % heads_ != 0)
+    throw ConfigError("model.D: " + std::to_string(D_) + " is not divisible by model.heads = " + std::to_string(heads_));
+  this->config_["type"] = "transformer";
+  this->config_["D"] = D_;
+  this->config_["layers"] = L_;
+  this->config_["heads"] = heads_;
+  this->config_["dropout"] = dropout_;
+  this->config_["positional"] = alibi_ ? "alibi" : "none";
+  this->config_["init_std"] = std_;
+
+  Rng rng(seed);
+  const int64_t V = vocab, D = D_;
+  const double resid_std = std_ / std::sqrt(2.0 * static_cast<double>(L_));
+  auto weight = [&](const std::string& n, Shape s, double sd) {
+    return this->add_param(n, rng.normal_array<T>(s, sd), ParamRole::Weight);
+  };
+  auto zeros = [&](const std::string& n, int64_t len, ParamRole role) {
+    return this->add_param(n, Array<T>(Shape{len}), role);
+  };
+  auto ones = [&](const std::string& n, int64_t len) {
+    return this->add_param(n, Array<T>(Shape{len}, T(1)), ParamRole::Norm);
+  };
+  embed_ = weight("embed", Shape{V, D}, std_);
+  for (int64_t l = 0; l < L_; ++l) {
+    const std::string p = "layers." + std::to_string(l) + ".";
+    Block b;
+    b.ln1_w = ones(p + "ln1.weight", D);
+    b.ln1_b = zeros(p + "ln1.bias", D, ParamRole::Norm);
+    b.qkv_w = weight(p + "attn.qkv.weight", Shape{D, 3 * D}, std_);
+    b.qkv_b = zeros(p + "attn.qkv.bias", 3 * D, ParamRole::Bias);
+    b.proj_w = weight(p + "attn.proj.weight", Shape{D, D}, resid_std);
+    b.proj_b = zeros(p + "attn.proj.bias", D, ParamRole::Bias);
+    b.ln2_w = ones(p + "ln2.weight", D);
+    b.ln2_b = zeros(p + "ln2.bias", D, ParamRole::Norm);
+    b.fc_w = weight(p + "mlp.fc.weight", Shape{D, 4 * D}, std_);
+    b.fc_b = zeros(p + "mlp.fc.bias", 4 * D, ParamRole::Bias);
+    b.fc2_w = weight(p + "mlp.proj.weight", Shape{4 * D, D}, resid_std);
+    b.fc2_b = zeros(p + "mlp.proj.bias", D, ParamRole::Bias);
+    blocks_.push_back(b);
+  }
+  lnf_w_ = ones("ln_f.weight", D);
+  lnf_b_ = zeros("ln_f.bias", D, ParamRole::Norm);
+  head_w_ = weight("head.weight", Shape{D, V}, std_);
+  head_b_ = zeros("head.bias", V, ParamRole::Bias);
+}
+
+template <class T>
+ag::Var<T> Transformer<T>::attention(const Block& blk, const ag::Var<T>& h) {
+  using namespace ag;
+  const int H = static_cast<int>(heads_);
+  const int64_t D = D_;
+  Var<T> qkv = add(matmul(h, blk.qkv_w), blk.qkv_b);  // (B,T,3D)
+  Var<T> q = split_heads(slice(qkv, 2, 0, D), H);      // (B*H,T,D/H)
+  Var<T> k = split_heads(slice(qkv, 2, D, 2 * D), H);
+  Var<T> v = split_heads(slice(qkv, 2, 2 * D, 3 * D), H);
+  Var<T> s = matmul(q, k, false, true);                 // (B*H,T,T)
+  const T inv_sqrt = static_cast<T>(1.0 / std::sqrt(static_cast<double>(D / H)));
+  Var<T> scale_c = Var<T>::constant(Array<T>(Shape{H}, inv_sqrt));
+  std::vector<T> slopes;
+  if (alibi_)
+    for (double x : alibi_slopes(H)) slopes.push_back(static_cast<T>(x));
+  Var<T> a = softmax(causal_attention_scores(s, scale_c, slopes, H, true));
+  if (training_ && dropout_ > 0) a = dropout(a, dropout_, dropout_rng_);
+  Var<T> o = merge_heads(matmul(a, v), H);              // (B,T,D)
+  return add(matmul(o, blk.proj_w), blk.proj_b);
+}
+
+template <class T>
+ag::Var<T> Transformer<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>*) {
+  using namespace ag;
+  const bool drop = training_ && dropout_ > 0;
+  Var<T> x = embedding(embed_, inputs, {B, T_});  // (B,T,D)
+  if (drop) x = dropout(x, dropout_, dropout_rng_);
+  for (const Block& blk : blocks_) {
+    Var<T> a = attention(blk, layer_norm(x, blk.ln1_w, blk.ln1_b));
+    if (drop) a = dropout(a, dropout_, dropout_rng_);
+    x = add(x, a);
+    Var<T> m = gelu(add(matmul(layer_norm(x, blk.ln2_w, blk.ln2_b), blk.fc_w), blk.fc_b));
+    m = add(matmul(m, blk.fc2_w), blk.fc2_b);
+    if (drop) m = dropout(m, dropout_, dropout_rng_);
+    x = add(x, m);
+  }
+  x = layer_norm(x, lnf_w_, lnf_b_);
+  return add(matmul(x, head_w_), head_b_);  // (B,T,V)
+}
+
+template class Transformer<float>;
+template class Transformer<double>;
+
+}  // namespace liegrad::models

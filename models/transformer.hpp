@@ -1,0 +1,36 @@
+// The Transformer baseline (spec §6): a GPT-style decoder with pre-LayerNorm
+// blocks of causal multi-head self-attention with ALiBi (Press et al. 2022) and a
+// GELU MLP D -> 4D -> D, a final LayerNorm and an untied linear head.
+//
+// Config keys: D (width), layers (L), heads, dropout (0), positional (alibi|none),
+// init_std (0.02). Parameter count: V*D + L*(12D^2 + 13D) + 2D + D*V + V.
+// Linear weights are stored (in, out), so y = x W + b.
+#pragma once
+#include "core/rng.hpp"
+#include "models/model_base.hpp"
+
+namespace liegrad::models {
+
+template <class T>
+class Transformer : public ModelBase<T> {
+ public:
+  Transformer(const nlohmann::json& config, int64_t vocab, uint64_t seed);
+  std::string type() const override { return "transformer"; }
+  ag::Var<T> forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) override;
+  void set_training(bool on) { training_ = on; }
+
+ private:
+  struct Block {
+    ag::Var<T> ln1_w, ln1_b, qkv_w, qkv_b, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, fc2_w, fc2_b;
+  };
+  ag::Var<T> attention(const Block& blk, const ag::Var<T>& h);
+  int64_t D_, L_, heads_;
+  double dropout_;
+  bool alibi_;
+  bool training_ = true;
+  ag::Var<T> embed_, lnf_w_, lnf_b_, head_w_, head_b_;
+  std::vector<Block> blocks_;
+  Rng dropout_rng_;
+};
+
+}  // namespace liegrad::models
