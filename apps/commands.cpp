@@ -5,6 +5,11 @@ namespace liegrad::app {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
+      {"train", "train a model from a JSON config; checkpoints, metrics and BPC in --out DIR", cmd_train},
+      {"eval", "bits per character of a checkpoint on a split or a text file", cmd_eval},
+      {"sample", "generate text from a checkpoint", cmd_sample},
+      {"params", "parameter count of a config, with a per-tensor breakdown; --match N sizes it", cmd_params},
+      {"plot", "SVG of training and validation BPC against steps for one or more runs", cmd_plot},
       {"gradcheck", "check every op's derivative against finite differences (double precision)", cmd_gradcheck},
   };
   return table;

@@ -1,0 +1,58 @@
+// `liegrad params --config FILE [--set k=v ...] [--match N] [--json]`: the model's
+// parameter count (m degrees of freedom per group element) with a per-tensor
+// breakdown; --match N prints the config whose size knob gives the count closest to N.
+#include <cstdio>
+
+#include "apps/commands.hpp"
+#include "data/datasets.hpp"
+#include "models/param_search.hpp"
+#include "train/run_config.hpp"
+
+namespace liegrad::app {
+
+namespace {
+// Vocabulary size of the configured dataset (known ones without reading the data).
+int64_t vocab_size(const train::RunConfig& rc, const std::string& data_dir) {
+  if (rc.data.dataset == "tinyshakespeare") return 65;
+  if (rc.data.dataset == "ptb_char") return 50;
+  return data::load_corpus(rc.data.dataset, data_dir, rc.data.val_frac, rc.data.test_frac).vocab.size();
+}
+}  // namespace
+
+int cmd_params(const std::vector<std::string>& argv) {
+  Args args(argv, {"help", "json"}, {"config", "match", "data-dir"}, {"set"});
+  if (args.flag("help")) {
+    std::printf(
+        "usage: liegrad params --config FILE [--set key=value ...] [--match N] [--json]\n"
+        "Prints the parameter count and a per-tensor breakdown. With --match N, searches the\n"
+        "model's size knob (d then layers for OSM models, D for the transformer, hidden for the\n"
+        "RNNs) for the count closest to N and prints that config.\n");
+    return 0;
+  }
+  if (!args.has("config")) throw UsageError("--config FILE is required");
+  nlohmann::json config = train::read_json_file(args.get("config"));
+  train::apply_overrides(config, args.all("set"));
+  const train::RunConfig rc = train::parse_run_config(config);
+  const int64_t V = vocab_size(rc, args.get("data-dir"));
+  nlohmann::json model = rc.model;
+  if (args.has("match")) {
+    model = models::match_parameter_count(model, V, args.get_int("match", 0));
+    config["model"] = model;
+  }
+  const auto rows = models::parameter_breakdown(model, V);
+  int64_t total = 0;
+  for (const auto& r : rows) total += r.dof;
+  if (args.flag("json")) {
+    nlohmann::json j = {{"total", total}, {"vocab", V}, {"model", model}, {"tensors", nlohmann::json::array()}};
+    for (const auto& r : rows) j["tensors"].push_back({{"name", r.name}, {"shape", r.shape}, {"role", r.role}, {"dof", r.dof}});
+    std::printf("%s\n", j.dump(2).c_str());
+    return 0;
+  }
+  std::printf("%-28s %-14s %-16s %10s\n", "parameter", "shape", "role", "count");
+  for (const auto& r : rows) std::printf("%-28s %-14s %-16s %10lld\n", r.name.c_str(), r.shape.c_str(), r.role.c_str(), static_cast<long long>(r.dof));
+  std::printf("%-28s %-14s %-16s %10lld\n", "total", "", "", static_cast<long long>(total));
+  if (args.has("match")) std::printf("\nconfig reaching it:\n%s\n", config.dump(2).c_str());
+  return 0;
+}
+
+}  // namespace liegrad::app

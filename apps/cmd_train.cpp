@@ -1,0 +1,66 @@
+// `liegrad train --config FILE [--set key=value ...] --out DIR [--resume] [--force]
+// [--data-dir DIR]`: runs train::run_training. SIGINT/SIGTERM ask the trainer to
+// write last.json and stop; the exit code is then 130 (SIGINT) or 143 (SIGTERM).
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include "apps/commands.hpp"
+#include "train/run_config.hpp"
+#include "train/trainer.hpp"
+
+namespace liegrad::app {
+
+namespace {
+std::atomic<bool> g_stop{false};
+volatile std::sig_atomic_t g_signal = 0;
+extern "C" void on_signal(int sig) {
+  g_signal = sig;
+  g_stop.store(true);
+}
+}  // namespace
+
+int cmd_train(const std::vector<std::string>& argv) {
+  Args args(argv, {"help", "resume", "force", "quiet"}, {"config", "out", "data-dir"}, {"set"});
+  if (args.flag("help")) {
+    std::printf(
+        "usage: liegrad train --config FILE --out DIR [--set key=value ...] [--data-dir DIR]\n"
+        "                     [--resume] [--force] [--quiet]\n"
+        "  --config FILE     run configuration (model, data, train sections; see configs/ and docs/training.md)\n"
+        "  --set k=v         override a config value, e.g. --set train.lr=1e-3 --set model.group=U(8)\n"
+        "  --out DIR         run directory: config.json, metrics.jsonl, best.json, last.json, result.json\n"
+        "  --resume          continue the run in DIR from last.json (--config optional)\n"
+        "  --force           overwrite a directory that holds another run\n"
+        "  --data-dir DIR    where the datasets are (else $LIEGRAD_DATA, else ../shared/data)\n");
+    return 0;
+  }
+  if (!args.has("out")) throw UsageError("--out DIR is required (see --help)");
+  if (!args.has("config") && !args.flag("resume")) throw UsageError("--config FILE is required (see --help)");
+  if (args.flag("resume") && args.flag("force")) throw UsageError("--resume and --force exclude each other");
+  nlohmann::json config;
+  if (args.has("config")) {
+    config = train::read_json_file(args.get("config"));
+    train::apply_overrides(config, args.all("set"));
+  } else if (!args.all("set").empty()) {
+    throw UsageError("--set needs --config (with --resume, give the run's config.json)");
+  }
+  train::TrainOptions opt;
+  opt.out_dir = args.get("out");
+  opt.data_dir = args.get("data-dir");
+  opt.resume = args.flag("resume");
+  opt.force = args.flag("force");
+  opt.progress_bar = isatty(STDERR_FILENO);
+  opt.log = args.flag("quiet") ? nullptr : (opt.progress_bar ? &std::cerr : &std::cout);
+  opt.stop = &g_stop;
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  const train::TrainResult r = train::run_training(config, opt);
+  if (r.interrupted) return g_signal == SIGTERM ? 143 : 130;
+  std::printf("val_bpc %.4f test_bpc %.4f\n", r.val_bpc, r.test_bpc);
+  return 0;
+}
+
+}  // namespace liegrad::app

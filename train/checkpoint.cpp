@@ -1,0 +1,154 @@
+// Checkpoint writing and reading (see checkpoint.hpp).
+#include "train/checkpoint.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <fstream>
+#include <sstream>
+
+#include "core/errors.hpp"
+#include "groups/group.hpp"
+
+namespace liegrad::train {
+
+void write_file_atomic(const std::string& path, const std::string& contents) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const fs::path tmp = dir / ("." + target.filename().string() + ".tmp");
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw IoError("cannot write '" + tmp.string() + "': " + std::strerror(errno));
+  size_t done = 0;
+  while (done < contents.size()) {
+    const ssize_t w = ::write(fd, contents.data() + done, contents.size() - done);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw IoError("cannot write '" + tmp.string() + "': " + why);
+    }
+    done += static_cast<size_t>(w);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    ::unlink(tmp.c_str());
+    throw IoError("cannot flush '" + tmp.string() + "' to disk: " + std::strerror(errno));
+  }
+  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw IoError("cannot rename '" + tmp.string() + "' to '" + path + "': " + why);
+  }
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+void write_json_atomic(const std::string& path, const nlohmann::json& j) { write_file_atomic(path, j.dump() + "\n"); }
+
+namespace {
+const char* representation(groups::ParamRole r) {
+  switch (r) {
+    case groups::ParamRole::GroupAlgebra: return "algebra_coordinates";
+    case groups::ParamRole::GroupManifold: return "group_element";
+    case groups::ParamRole::GroupBase: return "group_element";
+    default: return "euclidean";
+  }
+}
+}  // namespace
+
+nlohmann::json parameters_to_json(models::Model<float>& model) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& p : model.parameters()) {
+    nlohmann::json e;
+    e["name"] = p.name;
+    e["shape"] = p.var.shape().vec();
+    e["role"] = groups::role_name(p.role);
+    if (p.group) e["group"] = p.group->name();
+    e["representation"] = representation(p.role);
+    e["values"] = p.var.value().vec();
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+void parameters_from_json(models::Model<float>& model, const nlohmann::json& params, const std::string& source) {
+  if (!params.is_array()) throw IoError(source + ": \"parameters\" must be an array");
+  std::map<std::string, const nlohmann::json*> by_name;
+  for (const auto& e : params) {
+    if (!e.is_object() || !e.contains("name") || !e.at("name").is_string())
+      throw IoError(source + ": a parameter entry has no name");
+    by_name[e.at("name").get<std::string>()] = &e;
+  }
+  for (auto& p : model.parameters()) {
+    auto it = by_name.find(p.name);
+    if (it == by_name.end())
+      throw ValueError(source + ": parameter '" + p.name + "' of the configured model is missing");
+    const nlohmann::json& e = *it->second;
+    std::vector<int64_t> shape;
+    try {
+      shape = e.at("shape").get<std::vector<int64_t>>();
+    } catch (const nlohmann::json::exception&) {
+      throw IoError(source + ": parameter '" + p.name + "' has no valid shape");
+    }
+    if (Shape::of(shape) != p.var.shape())
+      throw ValueError(source + ": parameter '" + p.name + "' has shape " + Shape::of(shape).str() +
+                       " but the configured model needs " + p.var.shape().str());
+    const auto& values = e.at("values");
+    if (!values.is_array() || static_cast<int64_t>(values.size()) != p.var.size())
+      throw IoError(source + ": parameter '" + p.name + "' has " + std::to_string(values.size()) +
+                    " values, expected " + std::to_string(p.var.size()));
+    Array<float>& v = p.var.value();
+    for (int64_t i = 0; i < v.size(); ++i) {
+      const auto& x = values[static_cast<size_t>(i)];
+      if (!x.is_number()) throw IoError(source + ": parameter '" + p.name + "' holds a non-number");
+      v[i] = x.get<float>();
+    }
+    by_name.erase(it);
+  }
+  if (!by_name.empty())
+    throw ValueError(source + ": parameter '" + by_name.begin()->first + "' is not part of the configured model");
+}
+
+nlohmann::json read_checkpoint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError("cannot read checkpoint '" + path + "': no such file or not readable");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  if (text.empty()) throw IoError("checkpoint '" + path + "' is empty");
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded())
+    throw IoError("checkpoint '" + path + "' is not valid JSON (truncated or corrupted?)");
+  if (!j.is_object() || j.value("format", "") != kCheckpointFormat)
+    throw IoError("'" + path + "' is not a liegrad checkpoint (expected \"format\": \"" + kCheckpointFormat + "\")");
+  if (!j.contains("version") || !j.at("version").is_number_integer() || j.at("version").get<int>() != kCheckpointVersion)
+    throw IoError("checkpoint '" + path + "' has version " + (j.contains("version") ? j.at("version").dump() : "none") +
+                  "; this liegrad reads version " + std::to_string(kCheckpointVersion));
+  for (const char* key : {"config", "vocab", "parameters", "step"})
+    if (!j.contains(key)) throw IoError("checkpoint '" + path + "' lacks \"" + key + "\"");
+  return j;
+}
+
+LoadedModel load_model(const std::string& path) {
+  const nlohmann::json j = read_checkpoint(path);
+  LoadedModel m;
+  m.config = j.at("config");
+  if (!j.at("vocab").is_string()) throw IoError("checkpoint '" + path + "': \"vocab\" must be a string");
+  m.vocab = data::Vocab::from_symbols(j.at("vocab").get<std::string>());
+  if (!m.config.contains("model")) throw IoError("checkpoint '" + path + "': the config has no model section");
+  m.model = models::make_model<float>(m.config.at("model"), m.vocab.size(), 0);
+  parameters_from_json(*m.model, j.at("parameters"), "checkpoint '" + path + "'");
+  m.step = j.at("step").get<int64_t>();
+  return m;
+}
+
+}  // namespace liegrad::train

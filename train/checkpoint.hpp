@@ -1,0 +1,45 @@
+// JSON checkpoints (format "liegrad-checkpoint", version 1; docs/checkpoint.md
+// documents every field): the full resolved configuration, the vocabulary, every
+// parameter by name with shape, role, group and representation, the optimizer
+// state, the step, the data position and RNG state, and the carried recurrent
+// training state. Writes are atomic: a temporary file in the same directory is
+// written, flushed and fsync'ed, then renamed over the target, so a crash leaves
+// either the old or the new checkpoint, never a torn one.
+#pragma once
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "data/vocab.hpp"
+#include "models/model.hpp"
+
+namespace liegrad::train {
+
+inline constexpr const char* kCheckpointFormat = "liegrad-checkpoint";
+inline constexpr int kCheckpointVersion = 1;
+
+// path <- j, atomically (tmp + fsync + rename + fsync of the directory).
+void write_file_atomic(const std::string& path, const std::string& contents);
+void write_json_atomic(const std::string& path, const nlohmann::json& j);
+
+// [{"name", "shape", "role", "group", "representation", "values"}, ...]
+nlohmann::json parameters_to_json(models::Model<float>& model);
+// Copies values into the model's parameters; every name must be present with the
+// model's shape (ValueError naming the parameter otherwise; `source` names the file).
+void parameters_from_json(models::Model<float>& model, const nlohmann::json& params, const std::string& source);
+
+// Reads and validates a checkpoint file: IoError for a missing, empty, truncated or
+// non-JSON file, or one of another format or version, each naming the file.
+nlohmann::json read_checkpoint(const std::string& path);
+
+struct LoadedModel {
+  std::unique_ptr<models::Model<float>> model;
+  data::Vocab vocab;
+  nlohmann::json config;  // the run configuration stored in the checkpoint
+  int64_t step = 0;
+};
+// Rebuilds the model from the checkpoint's config and loads its parameters.
+LoadedModel load_model(const std::string& path);
+
+}  // namespace liegrad::train

@@ -1,0 +1,118 @@
+// Parsing and validation of run configurations (see run_config.hpp).
+#include "train/run_config.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include "core/errors.hpp"
+#include "models/config.hpp"
+#include "optim/optimizer.hpp"
+#include "optim/schedule.hpp"
+
+namespace liegrad::train {
+
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError("cannot read '" + path + "': no such file or not readable");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw ConfigError("'" + path + "' is empty (expected JSON)");
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is the offset of the failure; turn it into a line number.
+    const size_t upto = std::min<size_t>(e.byte, text.size());
+    const int64_t line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(upto), '\n');
+    throw ConfigError("'" + path + "' is not valid JSON (line " + std::to_string(line) + "): " + e.what());
+  }
+}
+
+void apply_overrides(nlohmann::json& config, const std::vector<std::string>& sets) {
+  for (const auto& s : sets) {
+    const size_t eq = s.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw ConfigError("--set '" + s + "': expected key=value, e.g. train.lr=1e-3");
+    set_dotted(config, s.substr(0, eq), s.substr(eq + 1));
+  }
+}
+
+RunConfig parse_run_config(const nlohmann::json& j) {
+  if (!j.is_object()) throw ConfigError("config: expected a JSON object with \"model\", \"data\" and \"train\" sections");
+  ConfigReader top(j, "config");
+  top.allow({"model", "data", "train", "comment"});
+  top.finish();
+  RunConfig rc;
+  if (!j.contains("model") || !j.at("model").is_object())
+    throw ConfigError("config: missing the \"model\" section (an object with a \"type\", e.g. \"osmformer\")");
+  rc.model = j.at("model");
+
+  ConfigReader d(j.value("data", nlohmann::json::object()), "data");
+  rc.data.dataset = d.get_string("dataset", rc.data.dataset);
+  if (rc.data.dataset != "tinyshakespeare" && rc.data.dataset != "ptb_char" && rc.data.dataset.rfind("text:", 0) != 0)
+    throw ConfigError("data.dataset: unknown dataset '" + rc.data.dataset +
+                      "' (expected \"tinyshakespeare\", \"ptb_char\" or \"text:<path>\")" +
+                      (nearest_word(rc.data.dataset, {"tinyshakespeare", "ptb_char"}).empty()
+                           ? ""
+                           : "; did you mean '" + nearest_word(rc.data.dataset, {"tinyshakespeare", "ptb_char"}) + "'?"));
+  rc.data.val_frac = d.get_double("val_frac", rc.data.val_frac, 0.0, 0.999);
+  rc.data.test_frac = d.get_double("test_frac", rc.data.test_frac, 0.0, 0.999);
+  if (rc.data.val_frac <= 0) throw ConfigError("data.val_frac: must be > 0 (a validation split is needed)");
+  d.allow({"comment"});
+  d.finish();
+
+  ConfigReader t(j.value("train", nlohmann::json::object()), "train");
+  TrainConfig& c = rc.train;
+  c.steps = t.get_int("steps", c.steps, 1);
+  c.batch = t.get_int("batch", c.batch, 1);
+  c.seq_len = t.get_int("seq_len", c.seq_len, 1);
+  c.optimizer = t.get_string("optimizer", c.optimizer, optim::optimizer_names());
+  if (t.has("lr") && t.json().at("lr").is_number() && t.json().at("lr").get<double>() <= 0)
+    throw ConfigError("train.lr: expected a number > 0, got " + t.json().at("lr").dump());
+  c.lr = t.get_double("lr", c.lr, 1e-300);
+  for (const char* key : {"beta1", "beta2", "eps", "weight_decay", "momentum", "reorth_every"})
+    if (t.has(key)) c.optimizer_options[key] = t.json().at(key);
+  if (t.has("nesterov")) c.optimizer_options["nesterov"] = t.get_bool("nesterov", false);
+  t.allow({"beta1", "beta2", "eps", "weight_decay", "momentum", "reorth_every"});
+  c.schedule = t.get_string("schedule", c.schedule, optim::schedule_names());
+  c.warmup = t.get_int("warmup", c.warmup, 0);
+  c.min_lr_frac = t.get_double("min_lr_frac", c.min_lr_frac, 0.0, 1.0);
+  c.clip = t.get_double_or_none("clip", c.clip, 0.0, 0.0);
+  c.eval_interval = t.get_int("eval_interval", c.eval_interval, 1);
+  c.eval_tokens = t.get_int("eval_tokens", c.eval_tokens, 0);
+  c.log_interval = t.get_int("log_interval", c.log_interval, 1);
+  c.seed = static_cast<uint64_t>(t.get_int("seed", static_cast<int64_t>(c.seed), 0));
+  c.threads = static_cast<int>(t.get_int("threads", c.threads, 1, 256));
+  t.allow({"comment"});
+  t.finish();
+  // Validate the optimizer's own options now, so a typo fails before any data loads.
+  std::vector<groups::Parameter<float>> none;
+  optim::make_optimizer<float>(c.optimizer, none, c.optimizer_options);
+  optim::make_schedule(c.schedule, c.lr, c.warmup, c.steps, c.min_lr_frac);
+  return rc;
+}
+
+nlohmann::json RunConfig::resolved() const {
+  nlohmann::json j;
+  j["model"] = model;
+  j["data"] = {{"dataset", data.dataset}, {"val_frac", data.val_frac}, {"test_frac", data.test_frac}};
+  nlohmann::json t = {{"steps", train.steps},
+                      {"batch", train.batch},
+                      {"seq_len", train.seq_len},
+                      {"optimizer", train.optimizer},
+                      {"lr", train.lr},
+                      {"schedule", train.schedule},
+                      {"warmup", train.warmup},
+                      {"min_lr_frac", train.min_lr_frac},
+                      {"clip", train.clip},
+                      {"eval_interval", train.eval_interval},
+                      {"eval_tokens", train.eval_tokens},
+                      {"log_interval", train.log_interval},
+                      {"seed", train.seed},
+                      {"threads", train.threads}};
+  for (auto it = train.optimizer_options.begin(); it != train.optimizer_options.end(); ++it) t[it.key()] = it.value();
+  j["train"] = t;
+  return j;
+}
+
+}  // namespace liegrad::train

@@ -1,0 +1,63 @@
+// RunConfig: everything a training run needs, parsed and validated from one JSON
+// document with three sections (every key is documented in docs/training.md):
+//
+//   { "model": { "type": "osmformer", ... },                      models/ keys
+//     "data":  { "dataset": "tinyshakespeare", "val_frac", "test_frac" },
+//     "train": { "steps", "batch", "seq_len", "optimizer", "lr", "beta1", "beta2",
+//                "eps", "weight_decay", "momentum", "nesterov", "reorth_every",
+//                "schedule", "warmup", "min_lr_frac", "clip", "eval_interval",
+//                "eval_tokens", "log_interval", "seed", "threads" },
+//     "comment": "..." }
+//
+// Unknown keys anywhere are a ConfigError suggesting the nearest known key; values
+// out of range name the key, the value and the accepted range.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace liegrad::train {
+
+struct DataConfig {
+  std::string dataset = "tinyshakespeare";  // or "ptb_char", "text:<path>"
+  double val_frac = 0.05, test_frac = 0.05;  // for text:<path> corpora
+};
+
+struct TrainConfig {
+  int64_t steps = 2000, batch = 32, seq_len = 128;
+  std::string optimizer = "adamw";
+  double lr = 3e-3;
+  nlohmann::json optimizer_options = nlohmann::json::object();  // beta1, beta2, eps, weight_decay, ...
+  std::string schedule = "cosine";
+  int64_t warmup = 100;
+  double min_lr_frac = 0.1;
+  double clip = 1.0;  // global-norm clipping; 0 = off
+  int64_t eval_interval = 200;
+  int64_t eval_tokens = 0;  // validation symbols used at interim evaluations; 0 = the whole split
+  int64_t log_interval = 10;
+  uint64_t seed = 1;
+  int threads = 2;
+};
+
+struct RunConfig {
+  nlohmann::json model;
+  DataConfig data;
+  TrainConfig train;
+  // The whole configuration with every default filled in (model defaults are filled
+  // in when the model is built).
+  nlohmann::json resolved() const;
+};
+
+// Validates and parses a configuration document.
+RunConfig parse_run_config(const nlohmann::json& j);
+
+// Reads a JSON file: IoError when it cannot be read, ConfigError (with the line and
+// column) when it is not JSON.
+nlohmann::json read_json_file(const std::string& path);
+
+// Applies "--set key=value" overrides ("train.lr=1e-3", "model.group=U(8)").
+void apply_overrides(nlohmann::json& config, const std::vector<std::string>& sets);
+
+}  // namespace liegrad::train

@@ -1,0 +1,71 @@
+// sample_text (see sample.hpp).
+#include "train/sample.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "autograd/tape.hpp"
+#include "core/rng.hpp"
+
+namespace liegrad::train {
+
+namespace {
+// Draws an id from logits (V) / temperature, keeping the top_k largest.
+int32_t draw(const float* logits, int64_t V, const SampleOptions& opt, Rng& rng) {
+  std::vector<int32_t> ids(static_cast<size_t>(V));
+  std::iota(ids.begin(), ids.end(), 0);
+  int64_t k = opt.top_k > 0 ? std::min(opt.top_k, V) : V;
+  std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+  const double top = logits[ids[0]];
+  std::vector<double> w(static_cast<size_t>(k));
+  double total = 0;
+  for (int64_t i = 0; i < k; ++i) total += w[static_cast<size_t>(i)] = std::exp((logits[ids[static_cast<size_t>(i)]] - top) / opt.temperature);
+  double u = rng.uniform() * total;
+  for (int64_t i = 0; i < k; ++i) {
+    u -= w[static_cast<size_t>(i)];
+    if (u <= 0) return ids[static_cast<size_t>(i)];
+  }
+  return ids[static_cast<size_t>(k - 1)];
+}
+}  // namespace
+
+std::string sample_text(models::Model<float>& model, const data::Vocab& vocab, const std::string& prompt_in,
+                        const SampleOptions& opt) {
+  if (opt.temperature <= 0 || !std::isfinite(opt.temperature))
+    throw ValueError("sample: temperature must be > 0, got " + std::to_string(opt.temperature));
+  if (opt.length < 0) throw ValueError("sample: length must be >= 0, got " + std::to_string(opt.length));
+  if (opt.top_k < 0) throw ValueError("sample: top-k must be >= 0, got " + std::to_string(opt.top_k));
+  if (opt.context < 1) throw ValueError("sample: context must be >= 1");
+  std::string prompt = prompt_in;
+  if (prompt.empty()) prompt = vocab.contains('\n') ? "\n" : std::string(1, vocab.symbol(0));
+  std::vector<int32_t> ids = vocab.encode(prompt);  // throws naming unknown symbols
+  ag::NoGrad no_grad;
+  Rng rng(opt.seed);
+  const int64_t V = vocab.size();
+  std::string out = prompt_in;
+  if (model.recurrent()) {
+    models::RecurrentState<float> state;
+    ag::Varf logits = model.forward(ids, 1, static_cast<int64_t>(ids.size()), &state);
+    int64_t last = static_cast<int64_t>(ids.size()) - 1;
+    for (int64_t i = 0; i < opt.length; ++i) {
+      const int32_t next = draw(logits.value().data() + last * V, V, opt, rng);
+      out += vocab.symbol(next);
+      logits = model.forward({next}, 1, 1, &state);
+      last = 0;
+    }
+  } else {
+    for (int64_t i = 0; i < opt.length; ++i) {
+      const int64_t start = std::max<int64_t>(0, static_cast<int64_t>(ids.size()) - opt.context);
+      std::vector<int32_t> window(ids.begin() + start, ids.end());
+      const int64_t L = static_cast<int64_t>(window.size());
+      ag::Varf logits = model.forward(window, 1, L);
+      const int32_t next = draw(logits.value().data() + (L - 1) * V, V, opt, rng);
+      ids.push_back(next);
+      out += vocab.symbol(next);
+    }
+  }
+  return out;
+}
+
+}  // namespace liegrad::train

@@ -1,0 +1,358 @@
+// The training loop (see trainer.hpp).
+#include "train/trainer.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "autograd/ops.hpp"
+#include "core/parallel.hpp"
+#include "data/batcher.hpp"
+#include "data/datasets.hpp"
+#include "optim/clip.hpp"
+#include "optim/optimizer.hpp"
+#include "optim/schedule.hpp"
+#include "train/checkpoint.hpp"
+#include "train/evaluate.hpp"
+#include "train/run_config.hpp"
+
+namespace liegrad::train {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string format_duration(double s) {
+  char buf[32];
+  const int64_t t = static_cast<int64_t>(s + 0.5);
+  if (t >= 3600)
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm", static_cast<long long>(t / 3600), static_cast<long long>(t / 60 % 60));
+  else
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", static_cast<long long>(t / 60), static_cast<long long>(t % 60));
+  return buf;
+}
+
+// The files that mark a directory as holding a run.
+bool holds_run(const fs::path& dir) {
+  for (const char* f : {"config.json", "metrics.jsonl", "last.json", "best.json", "result.json"})
+    if (fs::exists(dir / f)) return true;
+  return false;
+}
+
+nlohmann::json array_to_json(const Array<float>& a) { return {{"shape", a.shape().vec()}, {"values", a.vec()}}; }
+
+Array<float> array_from_json(const nlohmann::json& j, const std::string& what) {
+  try {
+    Array<float> a(Shape::of(j.at("shape").get<std::vector<int64_t>>()));
+    const auto& v = j.at("values");
+    if (static_cast<int64_t>(v.size()) != a.size()) throw IoError(what + ": value count does not match its shape");
+    for (int64_t i = 0; i < a.size(); ++i) a[i] = v[static_cast<size_t>(i)].get<float>();
+    return a;
+  } catch (const nlohmann::json::exception& e) {
+    throw IoError(what + ": malformed (" + std::string(e.what()) + ")");
+  }
+}
+
+// Keeps only metrics lines up to `step` (after a resume, later lines belong to the
+// lost part of the interrupted run and are recomputed).
+void truncate_metrics(const fs::path& file, int64_t step) {
+  if (!fs::exists(file)) return;
+  std::ifstream in(file);
+  std::string line, kept;
+  while (std::getline(in, line)) {
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.contains("step")) continue;
+    if (j.at("step").get<int64_t>() <= step) kept += line + "\n";
+  }
+  write_file_atomic(file.string(), kept);
+}
+
+class Run {
+ public:
+  Run(const nlohmann::json& config_in, const TrainOptions& opt) : opt_(opt), dir_(opt.out_dir) {
+    if (opt.out_dir.empty()) throw ValueError("train: an output directory (--out DIR) is required");
+    nlohmann::json config = config_in;
+    nlohmann::json resume_ckpt;
+    if (opt.resume) {
+      const fs::path last = dir_ / "last.json";
+      if (!fs::exists(last))
+        throw IoError("--resume: '" + last.string() + "' does not exist (nothing to resume in '" + dir_.string() + "')");
+      resume_ckpt = read_checkpoint(last.string());
+      nlohmann::json stored = resume_ckpt.at("config");
+      // Only the step budget and the thread count may change on resume.
+      if (!config.is_null()) {
+        nlohmann::json a = stored, b = config;
+        for (auto* x : {&a, &b})
+          if (x->contains("train")) {
+            (*x)["train"].erase("steps");
+            (*x)["train"].erase("threads");
+          }
+        RunConfig ra = parse_run_config(a), rb = parse_run_config(b);
+        if (ra.resolved() != rb.resolved())
+          throw ConfigError("--resume: the given configuration differs from the one stored in '" + last.string() +
+                            "' (only train.steps and train.threads may change)");
+        stored["train"]["steps"] = parse_run_config(config).train.steps;
+        stored["train"]["threads"] = parse_run_config(config).train.threads;
+      }
+      config = stored;
+    } else if (fs::exists(dir_) && holds_run(dir_)) {
+      if (!opt.force)
+        throw IoError("output directory '" + dir_.string() +
+                      "' already holds a run; use --resume to continue it or --force to overwrite it");
+      for (const char* f : {"config.json", "metrics.jsonl", "last.json", "best.json", "result.json"}) fs::remove(dir_ / f);
+    }
+    rc_ = parse_run_config(config);
+    const TrainConfig& t = rc_.train;
+    set_num_threads(t.threads);
+    corpus_ = data::load_corpus(rc_.data.dataset, opt.data_dir, rc_.data.val_frac, rc_.data.test_frac);
+    if (static_cast<int64_t>(corpus_.train.size()) < t.seq_len + 2)
+      throw ConfigError("train.seq_len: " + std::to_string(t.seq_len) + " is longer than the training split (" +
+                        std::to_string(corpus_.train.size()) + " symbols)");
+    model_ = models::make_model<float>(rc_.model, corpus_.vocab.size(), t.seed);
+    optimizer_ = optim::make_optimizer<float>(t.optimizer, model_->parameters(), t.optimizer_options);
+    schedule_ = std::make_unique<optim::Schedule>(optim::make_schedule(t.schedule, t.lr, t.warmup, t.steps, t.min_lr_frac));
+    if (model_->recurrent())
+      seq_batcher_ = std::make_unique<data::SequentialBatcher>(corpus_.train, t.batch, t.seq_len);
+    else
+      rand_batcher_ = std::make_unique<data::RandomWindowBatcher>(corpus_.train, t.batch, t.seq_len, t.seed);
+    // The resolved configuration, with the model's defaults filled in.
+    resolved_ = rc_.resolved();
+    resolved_["model"] = model_->config();
+    fs::create_directories(dir_);
+    if (opt.resume) {
+      restore(resume_ckpt);
+    } else {
+      write_json_atomic((dir_ / "config.json").string(), resolved_);
+    }
+  }
+
+  TrainResult train() {
+    const TrainConfig& t = rc_.train;
+    TrainResult r;
+    r.parameters = model_->parameter_count();
+    say("model " + model_->type() + ": " + std::to_string(r.parameters) + " parameters; data " + corpus_.name + " (" +
+        std::to_string(corpus_.train.size()) + " train symbols, vocabulary " + std::to_string(corpus_.vocab.size()) +
+        ")" + (step_ > 0 ? "; resuming at step " + std::to_string(step_) : ""));
+    std::ofstream metrics(dir_ / "metrics.jsonl", std::ios::app);
+    const auto t0 = Clock::now();
+    auto window_start = Clock::now();
+    double window_loss = 0;
+    int64_t window_steps = 0, tokens_total = 0;
+    for (; step_ < t.steps; ++step_) {
+      const double lr = schedule_->lr(step_);
+      const data::Batch batch = model_->recurrent() ? seq_batcher_->next() : rand_batcher_->next();
+      if (model_->recurrent() && batch.starts_new_pass) train_state_.clear();
+      optimizer_->zero_grad();
+      ag::Tape<float>::current().clear();
+      ag::Varf logits = model_->forward(batch.inputs, batch.B, batch.T, model_->recurrent() ? &train_state_ : nullptr);
+      ag::Varf loss = ag::cross_entropy(logits, batch.targets);
+      const double loss_value = loss.value().item();
+      if (!std::isfinite(loss_value)) fail_non_finite("loss", loss_value);
+      ag::backward(loss);
+      const double norm = optim::clip_grad_norm(model_->parameters(), t.clip);
+      if (!std::isfinite(norm)) fail_non_finite("gradient norm", norm);
+      optimizer_->step(lr);
+      tokens_total += batch.B * batch.T;
+      window_loss += loss_value;
+      ++window_steps;
+      const int64_t done = step_ + 1;
+      if (done % t.log_interval == 0 || done == t.steps) {
+        const double dt = seconds_since(window_start);
+        const double tps = static_cast<double>(window_steps * t.batch * t.seq_len) / std::max(dt, 1e-9);
+        const double mean_loss = window_loss / static_cast<double>(window_steps);
+        nlohmann::json line = {{"step", done},         {"loss", mean_loss},  {"bpc", mean_loss / std::log(2.0)},
+                               {"lr", lr},             {"grad_norm", norm},  {"tokens_per_s", tps},
+                               {"elapsed_s", seconds_since(t0)}};
+        metrics << line.dump() << "\n" << std::flush;
+        const double eta = static_cast<double>(t.steps - done) * dt / static_cast<double>(window_steps);
+        progress(done, mean_loss, tps, eta);
+        window_loss = 0;
+        window_steps = 0;
+        window_start = Clock::now();
+      }
+      if (done % t.eval_interval == 0 && done != t.steps) evaluate_and_save(done, metrics);
+      if (opt_.stop && opt_.stop->load()) {
+        ++step_;
+        save_checkpoint((dir_ / "last.json").string(), step_);
+        end_progress();
+        say("stopped at step " + std::to_string(step_) + "; last.json written; continue with --resume");
+        r.interrupted = true;
+        r.steps_done = step_;
+        return r;
+      }
+    }
+    end_progress();
+    // Final evaluation over the whole splits.
+    const EvalResult val = evaluate_bpc(*model_, corpus_.val, t.seq_len);
+    const EvalResult test = corpus_.test.size() >= 2 ? evaluate_bpc(*model_, corpus_.test, t.seq_len) : EvalResult{};
+    metrics << nlohmann::json{{"step", t.steps}, {"val_bpc", val.bpc}, {"test_bpc", test.bpc}}.dump() << "\n" << std::flush;
+    if (best_step_ < 0 || val.bpc < best_val_) {
+      best_val_ = val.bpc;
+      best_step_ = t.steps;
+      save_checkpoint((dir_ / "best.json").string(), t.steps);
+    }
+    save_checkpoint((dir_ / "last.json").string(), t.steps);
+    r.steps_done = t.steps;
+    r.val_bpc = val.bpc;
+    r.test_bpc = test.bpc;
+    r.best_val_bpc = best_val_;
+    r.best_step = best_step_;
+    r.seconds = seconds_since(t0) + elapsed_before_;
+    r.tokens_per_second = static_cast<double>(tokens_total) / std::max(seconds_since(t0), 1e-9);
+    nlohmann::json result = {{"model", model_->type()},
+                             {"parameters", r.parameters},
+                             {"steps", r.steps_done},
+                             {"tokens_seen", t.steps * t.batch * t.seq_len},
+                             {"val_bpc", r.val_bpc},
+                             {"test_bpc", r.test_bpc},
+                             {"best_val_bpc", r.best_val_bpc},
+                             {"best_step", r.best_step},
+                             {"wall_seconds", r.seconds},
+                             {"tokens_per_second", r.tokens_per_second},
+                             {"threads", t.threads},
+                             {"config", resolved_}};
+    write_json_atomic((dir_ / "result.json").string(), result);
+    say("validation BPC " + fixed(r.val_bpc) + ", test BPC " + fixed(r.test_bpc) + " after " +
+        std::to_string(r.steps_done) + " steps (" + format_duration(r.seconds) + ")");
+    return r;
+  }
+
+ private:
+  static std::string fixed(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.4f", v);
+    return b;
+  }
+
+  void say(const std::string& s) {
+    if (!opt_.log) return;
+    end_progress();
+    *opt_.log << s << "\n" << std::flush;
+  }
+
+  void progress(int64_t done, double loss, double tps, double eta) {
+    if (!opt_.log) return;
+    const TrainConfig& t = rc_.train;
+    char line[256];
+    if (opt_.progress_bar) {
+      const int width = 24;
+      const int filled = static_cast<int>(width * done / t.steps);
+      std::string bar(static_cast<size_t>(filled), '#');
+      bar.resize(static_cast<size_t>(width), '.');
+      std::snprintf(line, sizeof line, "\rstep %lld/%lld [%s] loss %.4f  bpc %.4f  %.0f tok/s  ETA %s ",
+                    static_cast<long long>(done), static_cast<long long>(t.steps), bar.c_str(), loss,
+                    loss / std::log(2.0), tps, format_duration(eta).c_str());
+      *opt_.log << line << std::flush;
+      bar_open_ = true;
+    } else {
+      std::snprintf(line, sizeof line, "step %lld/%lld loss %.4f bpc %.4f %.0f tok/s ETA %s",
+                    static_cast<long long>(done), static_cast<long long>(t.steps), loss, loss / std::log(2.0), tps,
+                    format_duration(eta).c_str());
+      *opt_.log << line << "\n" << std::flush;
+    }
+  }
+
+  void end_progress() {
+    if (bar_open_ && opt_.log) *opt_.log << "\n";
+    bar_open_ = false;
+  }
+
+  void evaluate_and_save(int64_t done, std::ofstream& metrics) {
+    const EvalResult val = evaluate_bpc(*model_, corpus_.val, rc_.train.seq_len, rc_.train.eval_tokens);
+    metrics << nlohmann::json{{"step", done}, {"val_bpc", val.bpc}}.dump() << "\n" << std::flush;
+    say("step " + std::to_string(done) + ": validation BPC " + fixed(val.bpc));
+    if (best_step_ < 0 || val.bpc < best_val_) {
+      best_val_ = val.bpc;
+      best_step_ = done;
+      save_checkpoint((dir_ / "best.json").string(), done);
+    }
+    save_checkpoint((dir_ / "last.json").string(), done);
+  }
+
+  [[noreturn]] void fail_non_finite(const char* what, double value) {
+    end_progress();
+    std::ostringstream os;
+    os << "non-finite " << what << " (" << value << ") at step " << step_ + 1 << "; stopped before the update";
+    if (best_step_ >= 0)
+      os << "; " << (dir_ / "best.json").string() << " and last.json hold the last good evaluation (best step "
+         << best_step_ << ")";
+    else
+      os << "; no checkpoint had been written yet";
+    os << ". Try a lower train.lr or clipping (train.clip)";
+    throw NumericError(os.str());
+  }
+
+  void save_checkpoint(const std::string& path, int64_t step) {
+    nlohmann::json j;
+    j["format"] = kCheckpointFormat;
+    j["version"] = kCheckpointVersion;
+    j["config"] = resolved_;
+    j["vocab"] = corpus_.vocab.symbols();
+    j["step"] = step;
+    j["parameters"] = parameters_to_json(*model_);
+    j["optimizer"] = optimizer_->state_to_json();
+    nlohmann::json data;
+    if (rand_batcher_) data["random_batcher"] = rand_batcher_->state();
+    if (seq_batcher_) data["sequential_position"] = seq_batcher_->position();
+    j["data_position"] = data;
+    nlohmann::json state = nlohmann::json::array();
+    for (const auto& a : train_state_.tensors) state.push_back(array_to_json(a));
+    j["train_state"] = state;
+    j["progress"] = {{"best_val_bpc", best_step_ >= 0 ? nlohmann::json(best_val_) : nlohmann::json()},
+                     {"best_step", best_step_}};
+    write_json_atomic(path, j);
+  }
+
+  void restore(const nlohmann::json& j) {
+    const std::string src = (dir_ / "last.json").string();
+    parameters_from_json(*model_, j.at("parameters"), src);
+    if (j.contains("optimizer")) optimizer_->state_from_json(j.at("optimizer"));
+    step_ = j.at("step").get<int64_t>();
+    const auto& d = j.value("data_position", nlohmann::json::object());
+    if (rand_batcher_ && d.contains("random_batcher")) rand_batcher_->set_state(d.at("random_batcher").get<std::string>());
+    if (seq_batcher_ && d.contains("sequential_position"))
+      seq_batcher_->set_position(d.at("sequential_position").get<int64_t>());
+    train_state_.clear();
+    for (const auto& a : j.value("train_state", nlohmann::json::array()))
+      train_state_.tensors.push_back(array_from_json(a, src + " train_state"));
+    const auto& p = j.value("progress", nlohmann::json::object());
+    best_step_ = p.value("best_step", int64_t{-1});
+    if (best_step_ >= 0) best_val_ = p.at("best_val_bpc").get<double>();
+    truncate_metrics(dir_ / "metrics.jsonl", step_);
+  }
+
+  TrainOptions opt_;
+  fs::path dir_;
+  RunConfig rc_;
+  nlohmann::json resolved_;
+  data::Corpus corpus_;
+  std::unique_ptr<models::Model<float>> model_;
+  std::unique_ptr<optim::Optimizer<float>> optimizer_;
+  std::unique_ptr<optim::Schedule> schedule_;
+  std::unique_ptr<data::RandomWindowBatcher> rand_batcher_;
+  std::unique_ptr<data::SequentialBatcher> seq_batcher_;
+  models::RecurrentState<float> train_state_;
+  int64_t step_ = 0;
+  double best_val_ = 0;
+  int64_t best_step_ = -1;
+  double elapsed_before_ = 0;
+  bool bar_open_ = false;
+};
+
+}  // namespace
+
+TrainResult run_training(const nlohmann::json& config, const TrainOptions& options) {
+  Run run(config, options);
+  return run.train();
+}
+
+}  // namespace liegrad::train
