@@ -24,7 +24,7 @@ extern "C" void on_signal(int sig) {
 }  // namespace
 
 int cmd_train(const std::vector<std::string>& argv) {
-  Args args(argv, {"help", "resume", "force", "quiet"}, {"config", "out", "data-dir"}, {"set"});
+  Args args(argv, {"help", "resume", "force", "quiet"}, {"config", "out", "data-dir", "stop-at"}, {"set"});
   if (args.flag("help")) {
     std::printf(
         "usage: liegrad train --config FILE --out DIR [--set key=value ...] [--data-dir DIR]\n"
@@ -34,7 +34,8 @@ int cmd_train(const std::vector<std::string>& argv) {
         "  --out DIR         run directory: config.json, metrics.jsonl, best.json, last.json, result.json\n"
         "  --resume          continue the run in DIR from last.json (--config optional)\n"
         "  --force           overwrite a directory that holds another run\n"
-        "  --data-dir DIR    where the datasets are (else $LIEGRAD_DATA, else ../shared/data)\n");
+        "  --data-dir DIR    where the datasets are (else $LIEGRAD_DATA, else ../shared/data)\n"
+        "  --stop-at STEP    stop after STEP, writing last.json (continue later with --resume)\n");
     return 0;
   }
   if (!args.has("out")) throw UsageError("--out DIR is required (see --help)");
@@ -55,10 +56,11 @@ int cmd_train(const std::vector<std::string>& argv) {
   opt.progress_bar = isatty(STDERR_FILENO);
   opt.log = args.flag("quiet") ? nullptr : (opt.progress_bar ? &std::cerr : &std::cout);
   opt.stop = &g_stop;
+  opt.stop_at = args.get_int("stop-at", 0);
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   const train::TrainResult r = train::run_training(config, opt);
-  if (r.interrupted) return g_signal == SIGTERM ? 143 : 130;
+  if (r.interrupted) return g_signal == SIGTERM ? 143 : g_signal == SIGINT ? 130 : 0;
   std::printf("val_bpc %.4f test_bpc %.4f\n", r.val_bpc, r.test_bpc);
   return 0;
 }

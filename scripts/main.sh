@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds, and runs liegrad's gradient
-# check over every registered op (training replaces this once it exists).
+# The main job: installs what is missing, builds, trains the default model
+# (OSMFormer with linear mixing, ~100K parameters, configs/osmformer-linear.json) on
+# Tiny Shakespeare for a few minutes on 2 cores, prints validation and test BPC,
+# keeps the checkpoint in runs/main/ and prints a sample from it.
+# Usage: scripts/main.sh [extra liegrad train arguments, e.g. --set train.steps=2000]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
-./build/liegrad gradcheck
+./build/liegrad train --config configs/osmformer-linear.json --out runs/main --force \
+  --set train.steps=300 --set train.warmup=30 --set train.eval_interval=100 --set train.eval_tokens=20000 "$@"
+echo "checkpoint: runs/main/best.json (latest: runs/main/last.json)"
+echo "--- sample (temperature 0.8) ---"
+./build/liegrad sample --checkpoint runs/main/best.json --prompt "ROMEO:" --length 300 --temperature 0.8 --seed 1

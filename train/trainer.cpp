@@ -96,8 +96,14 @@ class Run {
             (*x)["train"].erase("steps");
             (*x)["train"].erase("threads");
           }
-        RunConfig ra = parse_run_config(a), rb = parse_run_config(b);
-        if (ra.resolved() != rb.resolved())
+        // Compare with every default filled in, the model's included.
+        const int64_t V = static_cast<int64_t>(resume_ckpt.at("vocab").get<std::string>().size());
+        auto full = [V](const nlohmann::json& c) {
+          nlohmann::json r = parse_run_config(c).resolved();
+          r["model"] = models::make_model<float>(r["model"], V, 0)->config();
+          return r;
+        };
+        if (full(a) != full(b))
           throw ConfigError("--resume: the given configuration differs from the one stored in '" + last.string() +
                             "' (only train.steps and train.threads may change)");
         stored["train"]["steps"] = parse_run_config(config).train.steps;
@@ -143,7 +149,8 @@ class Run {
         std::to_string(corpus_.train.size()) + " train symbols, vocabulary " + std::to_string(corpus_.vocab.size()) +
         ")" + (step_ > 0 ? "; resuming at step " + std::to_string(step_) : ""));
     std::ofstream metrics(dir_ / "metrics.jsonl", std::ios::app);
-    const auto t0 = Clock::now();
+    t0_ = Clock::now();
+    const auto t0 = t0_;
     auto window_start = Clock::now();
     double window_loss = 0;
     int64_t window_steps = 0, tokens_total = 0;
@@ -171,7 +178,7 @@ class Run {
         const double mean_loss = window_loss / static_cast<double>(window_steps);
         nlohmann::json line = {{"step", done},         {"loss", mean_loss},  {"bpc", mean_loss / std::log(2.0)},
                                {"lr", lr},             {"grad_norm", norm},  {"tokens_per_s", tps},
-                               {"elapsed_s", seconds_since(t0)}};
+                               {"elapsed_s", elapsed_before_ + seconds_since(t0)}};
         metrics << line.dump() << "\n" << std::flush;
         const double eta = static_cast<double>(t.steps - done) * dt / static_cast<double>(window_steps);
         progress(done, mean_loss, tps, eta);
@@ -180,7 +187,7 @@ class Run {
         window_start = Clock::now();
       }
       if (done % t.eval_interval == 0 && done != t.steps) evaluate_and_save(done, metrics);
-      if (opt_.stop && opt_.stop->load()) {
+      if ((opt_.stop && opt_.stop->load()) || (opt_.stop_at > 0 && done >= opt_.stop_at && done < t.steps)) {
         ++step_;
         save_checkpoint((dir_ / "last.json").string(), step_);
         end_progress();
@@ -308,7 +315,8 @@ class Run {
     for (const auto& a : train_state_.tensors) state.push_back(array_to_json(a));
     j["train_state"] = state;
     j["progress"] = {{"best_val_bpc", best_step_ >= 0 ? nlohmann::json(best_val_) : nlohmann::json()},
-                     {"best_step", best_step_}};
+                     {"best_step", best_step_},
+                     {"elapsed_s", elapsed_before_ + seconds_since(t0_)}};
     write_json_atomic(path, j);
   }
 
@@ -327,6 +335,7 @@ class Run {
     const auto& p = j.value("progress", nlohmann::json::object());
     best_step_ = p.value("best_step", int64_t{-1});
     if (best_step_ >= 0) best_val_ = p.at("best_val_bpc").get<double>();
+    elapsed_before_ = p.value("elapsed_s", 0.0);
     truncate_metrics(dir_ / "metrics.jsonl", step_);
   }
 
@@ -344,7 +353,8 @@ class Run {
   int64_t step_ = 0;
   double best_val_ = 0;
   int64_t best_step_ = -1;
-  double elapsed_before_ = 0;
+  double elapsed_before_ = 0;  // wall time of earlier segments of a resumed run
+  Clock::time_point t0_ = Clock::now();
   bool bar_open_ = false;
 };
 

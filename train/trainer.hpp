@@ -30,6 +30,7 @@ struct TrainOptions {
   bool progress_bar = false;     // redraw one status line (for terminals)
   std::ostream* log = nullptr;   // progress and messages; null = silent
   const std::atomic<bool>* stop = nullptr;  // polled after every step
+  int64_t stop_at = 0;           // > 0: stop after this step as if interrupted (split long runs)
 };
 
 struct TrainResult {

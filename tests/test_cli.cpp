@@ -1,0 +1,192 @@
+// Command-line behaviour under bad input and faults: every case gets a one-line
+// message naming the file, key or value and what was expected, a non-zero exit,
+// and never a crash; SIGTERM during training writes last.json and --resume
+// continues the run.
+#include <doctest/doctest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <thread>
+
+#include "tests/train_test_utils.hpp"
+
+using namespace liegrad;
+using nlohmann::json;
+
+namespace {
+
+// Writes a config file and returns its path.
+std::string write_config(const test::TempDir& tmp, const std::string& name, const json& cfg) {
+  const std::string p = tmp / name;
+  test::write_text(p, cfg.dump(2));
+  return p;
+}
+
+// Expects a failed run whose stderr is one line mentioning every needle.
+void expect_error(const test::Proc& p, std::initializer_list<std::string> needles) {
+  INFO("exit " << p.exit_code << "\nstderr: " << p.err << "\nstdout: " << p.out);
+  CHECK(p.exit_code != 0);
+  CHECK(p.exit_code < 128);  // an error exit, not a signal (crash)
+  CHECK(std::count(p.err.begin(), p.err.end(), '\n') == 1);
+  for (const auto& n : needles) CHECK(p.err.find(n) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("bad configurations are rejected with a clear one-line message") {
+  test::TempDir tmp("cli_config");
+  test::write_text(tmp / "text.txt", test::small_corpus());
+  const json good = test::tiny_config(tmp / "text.txt", {{"type", "osmformer"}, {"group", "SO(4)"}, {"layers", 1}}, 2);
+  auto train_with = [&](const json& cfg) {
+    return test::run_liegrad({"train", "--config", write_config(tmp, "c.json", cfg), "--out", tmp / "run", "--force"},
+                             tmp.path.string());
+  };
+  SUBCASE("not JSON") {
+    test::write_text(tmp / "bad.json", "{\"model\": {\"type\": \"osmformer\",,}}");
+    expect_error(test::run_liegrad({"train", "--config", tmp / "bad.json", "--out", tmp / "run"}, tmp.path.string()),
+                 {"bad.json", "not valid JSON", "line"});
+  }
+  SUBCASE("missing config file") {
+    expect_error(test::run_liegrad({"train", "--config", tmp / "none.json", "--out", tmp / "run"}, tmp.path.string()),
+                 {"none.json"});
+  }
+  SUBCASE("unknown key with a suggestion") {
+    json c = good;
+    c["train"]["stpes"] = 3;
+    expect_error(train_with(c), {"stpes", "did you mean 'steps'"});
+  }
+  SUBCASE("unknown model, group, optimizer, schedule") {
+    json c = good;
+    c["model"]["type"] = "osmformr";
+    expect_error(train_with(c), {"osmformr", "osmformer"});
+    c = good;
+    c["model"]["group"] = "SP(4)";
+    expect_error(train_with(c), {"SP(4)"});
+    c = good;
+    c["train"]["optimizer"] = "adamax";
+    expect_error(train_with(c), {"adamax", "adamw"});
+    c = good;
+    c["train"]["schedule"] = "cosin";
+    expect_error(train_with(c), {"cosin", "cosine"});
+  }
+  SUBCASE("out-of-range values") {
+    for (auto [section, key, value] : std::vector<std::tuple<std::string, std::string, json>>{
+             {"train", "lr", 0.0}, {"train", "lr", -1.0}, {"train", "seq_len", 0}, {"train", "batch", 0},
+             {"model", "group", "SO(0)"}, {"model", "group", "SO(1)"}, {"model", "layers", 0}}) {
+      json c = good;
+      c[section][key] = value;
+      CAPTURE(section + "." + key + "=" + value.dump());
+      expect_error(train_with(c), {key == "group" ? value.get<std::string>() : key});
+    }
+  }
+  SUBCASE("missing and empty data files") {
+    json c = good;
+    c["data"]["dataset"] = "text:" + tmp / "absent.txt";
+    expect_error(train_with(c), {"absent.txt"});
+    test::write_text(tmp / "empty.txt", "");
+    c["data"]["dataset"] = "text:" + tmp / "empty.txt";
+    expect_error(train_with(c), {"empty.txt", "empty"});
+    const auto p = test::run_liegrad({"train", "--config", write_config(tmp, "c.json", test::tiny_config(tmp / "x", {{"type", "lstm"}}, 2)),
+                                      "--out", tmp / "r2", "--data-dir", tmp / "no_such_dir"},
+                                     tmp.path.string());
+    expect_error(p, {"x"});
+  }
+}
+
+TEST_CASE("bad checkpoints and eval inputs are rejected with a clear message") {
+  test::TempDir tmp("cli_ckpt");
+  test::write_text(tmp / "text.txt", test::small_corpus());
+  const json cfg = test::tiny_config(tmp / "text.txt", {{"type", "lstm"}, {"hidden", 8}}, 2);
+  const auto ok = test::run_liegrad({"train", "--config", write_config(tmp, "c.json", cfg), "--out", tmp / "run", "--quiet"},
+                                    tmp.path.string());
+  REQUIRE(ok.exit_code == 0);
+  const std::string ckpt = tmp / "run/last.json";
+  const std::string body = test::read_text(ckpt);
+  SUBCASE("eval works on a good checkpoint, with --json") {
+    const auto p = test::run_liegrad({"eval", "--checkpoint", ckpt, "--text", tmp / "text.txt", "--json"}, tmp.path.string());
+    INFO(p.err);
+    CHECK(p.exit_code == 0);
+    CHECK(json::parse(p.out)["bpc"].get<double>() > 0);
+  }
+  SUBCASE("truncated") {
+    test::write_text(tmp / "trunc.json", body.substr(0, body.size() / 2));
+    expect_error(test::run_liegrad({"eval", "--checkpoint", tmp / "trunc.json", "--text", tmp / "text.txt"}, tmp.path.string()),
+                 {"trunc.json", "not valid JSON"});
+  }
+  SUBCASE("not JSON, other format, other version") {
+    test::write_text(tmp / "junk.json", "hello");
+    expect_error(test::run_liegrad({"eval", "--checkpoint", tmp / "junk.json"}, tmp.path.string()), {"junk.json"});
+    json j = json::parse(body);
+    j["format"] = "other";
+    test::write_text(tmp / "fmt.json", j.dump());
+    expect_error(test::run_liegrad({"eval", "--checkpoint", tmp / "fmt.json"}, tmp.path.string()), {"fmt.json", "liegrad checkpoint"});
+    j["format"] = "liegrad-checkpoint";
+    j["version"] = 99;
+    test::write_text(tmp / "ver.json", j.dump());
+    expect_error(test::run_liegrad({"eval", "--checkpoint", tmp / "ver.json"}, tmp.path.string()), {"ver.json", "version"});
+  }
+  SUBCASE("parameter shapes that do not match the config") {
+    json j = json::parse(body);
+    j["config"]["model"]["hidden"] = 9;
+    test::write_text(tmp / "shape.json", j.dump());
+    expect_error(test::run_liegrad({"eval", "--checkpoint", tmp / "shape.json", "--text", tmp / "text.txt"}, tmp.path.string()),
+                 {"shape.json", "shape"});
+  }
+  SUBCASE("text with characters outside the vocabulary: how many and which") {
+    test::write_text(tmp / "odd.txt", "the cat sat on the mat QQZ");
+    const auto p = test::run_liegrad({"eval", "--checkpoint", ckpt, "--text", tmp / "odd.txt"}, tmp.path.string());
+    expect_error(p, {"odd.txt", "3", "'Q'", "'Z'"});
+  }
+}
+
+TEST_CASE("SIGTERM during training writes last.json and --resume finishes the run") {
+  test::TempDir tmp("cli_signal");
+  test::write_text(tmp / "text.txt", test::small_corpus());
+  json cfg = test::tiny_config(tmp / "text.txt", {{"type", "transformer"}, {"D", 16}, {"layers", 1}, {"heads", 2}}, 100000);
+  cfg["train"]["eval_interval"] = 100000;
+  const std::string conf = write_config(tmp, "c.json", cfg);
+  const std::string bin = std::string(LIEGRAD_BINARY_DIR) + "/liegrad";
+  const std::string out = tmp / "run";
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    freopen((tmp / "log").c_str(), "w", stdout);
+    freopen((tmp / "err").c_str(), "w", stderr);
+    execl(bin.c_str(), bin.c_str(), "train", "--config", conf.c_str(), "--out", out.c_str(), nullptr);
+    _exit(127);
+  }
+  // Wait until training has logged a few steps, then ask it to stop.
+  auto logged_lines = [&] {
+    const std::string m = test::read_text(out + "/metrics.jsonl");
+    return std::count(m.begin(), m.end(), '\n');
+  };
+  for (int i = 0; i < 600 && logged_lines() < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 143);
+  const json last = json::parse(test::read_text(out + "/last.json"));
+  const int64_t stopped = last["step"].get<int64_t>();
+  CHECK(stopped >= 3);
+  // Resume with a smaller budget than the original (steps may change on resume).
+  const auto p = test::run_liegrad({"train", "--resume", "--out", out, "--config", conf, "--set",
+                                    "train.steps=" + std::to_string(stopped + 5), "--quiet"},
+                                   tmp.path.string());
+  INFO(p.err);
+  CHECK(p.exit_code == 0);
+  CHECK(json::parse(test::read_text(out + "/result.json"))["steps"].get<int64_t>() == stopped + 5);
+}
+
+TEST_CASE("usage errors exit 2 and name the option") {
+  test::TempDir tmp("cli_usage");
+  auto p = test::run_liegrad({"train", "--bogus"}, tmp.path.string());
+  CHECK(p.exit_code == 2);
+  CHECK(p.err.find("--bogus") != std::string::npos);
+  p = test::run_liegrad({"frobnicate"}, tmp.path.string());
+  CHECK(p.exit_code == 2);
+  p = test::run_liegrad({"sample", "--checkpoint"}, tmp.path.string());
+  CHECK(p.exit_code == 2);
+}

@@ -1,0 +1,106 @@
+// Helpers for trainer and CLI tests: temporary directories, a small generated
+// corpus, tiny run configs, and running the liegrad binary with captured output.
+#pragma once
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace liegrad::test {
+
+namespace fs = std::filesystem;
+
+// A fresh directory under the system temp dir, removed by the destructor.
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& tag) {
+    std::random_device rd;
+    path = fs::temp_directory_path() / ("liegrad_" + tag + "_" + std::to_string(rd()));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string operator/(const std::string& name) const { return (path / name).string(); }
+};
+
+inline void write_text(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// ~6,000 characters of repetitive, learnable text over a 20-symbol alphabet.
+inline std::string small_corpus() {
+  std::string s;
+  const char* words[] = {"the cat sat", "on the mat", "a dog ran", "to the sea", "and back"};
+  uint32_t x = 12345;
+  while (s.size() < 6000) {
+    x = x * 1103515245u + 12345u;
+    s += words[(x >> 16) % 5];
+    s += (x >> 8) % 7 == 0 ? ".\n" : ", ";
+  }
+  return s;
+}
+
+// A tiny run config over text:<path> with the given model section.
+inline nlohmann::json tiny_config(const std::string& text_path, const nlohmann::json& model, int64_t steps = 20) {
+  return {{"model", model},
+          {"data", {{"dataset", "text:" + text_path}, {"val_frac", 0.1}, {"test_frac", 0.1}}},
+          {"train",
+           {{"steps", steps},
+            {"batch", 4},
+            {"seq_len", 16},
+            {"lr", 1e-2},
+            {"warmup", 2},
+            {"eval_interval", 5},
+            {"log_interval", 1},
+            {"threads", 1},
+            {"seed", 3}}}};
+}
+
+struct Proc {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// Runs build/liegrad with arguments (no shell), capturing stdout and stderr.
+inline Proc run_liegrad(const std::vector<std::string>& args, const std::string& workdir) {
+  const std::string bin = std::string(LIEGRAD_BINARY_DIR) + "/liegrad";
+  const std::string out_file = workdir + "/.stdout", err_file = workdir + "/.stderr";
+  std::fflush(stdout);  // the child must not inherit unflushed output
+  std::fflush(stderr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    freopen(out_file.c_str(), "w", stdout);
+    freopen(err_file.c_str(), "w", stderr);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(bin.c_str()));
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(bin.c_str(), argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  Proc p;
+  p.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  p.out = read_text(out_file);
+  p.err = read_text(err_file);
+  return p;
+}
+
+}  // namespace liegrad::test
