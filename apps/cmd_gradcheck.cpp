@@ -6,6 +6,8 @@
 #include "apps/commands.hpp"
 #include "autograd/gradcheck.hpp"
 #include "core/rng.hpp"
+#include "groups/expm.hpp"
+#include "groups/group_ops.hpp"
 
 namespace liegrad::app {
 
@@ -20,7 +22,11 @@ int cmd_gradcheck(const std::vector<std::string>& argv) {
   }
   const std::string filter = args.get("filter");
   Rng rng(static_cast<uint64_t>(args.get_int("seed", 1234)));
+  // Autograd first, then the group layer: the expm tape op and the group tape ops.
   std::vector<ag::OpCheck> checks = ag::autograd_op_checks();
+  const std::vector<ag::OpCheck> expm_checks = groups::expm_op_checks(), group_checks = groups::group_op_checks();
+  checks.insert(checks.end(), expm_checks.begin(), expm_checks.end());
+  checks.insert(checks.end(), group_checks.begin(), group_checks.end());
   int failed = 0, ran = 0;
   std::printf("%-44s %-28s %12s %12s  %s\n", "op", "shapes", "max abs err", "max rel err", "result");
   for (const auto& c : checks) {
