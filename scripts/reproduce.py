@@ -1,0 +1,313 @@
+#!/usr/bin/env python3
+"""Runs the paper's experiments (configs/paper/tables.json) and writes the tables.
+
+For each requested table, every run (config x grid point x seed) whose result is
+not yet in results/TABLE/RUN/result.json is trained with `liegrad train` into
+runs/paper/TABLE/RUN (resumed from last.json when an earlier sitting was cut
+short); its small files (config.json, metrics.jsonl, result.json) are then copied
+into results/TABLE/RUN/. Finally results/TABLE.json and results/TABLE.md are
+written from whatever runs are finished (the rest are listed as pending), with
+SVG plots where the table asks for one. Numbers are only ever read from the runs'
+result.json files.
+
+Usage: scripts/reproduce.py [--list] [--dry-run] [--summarize-only] [--commit]
+                            [--binary build/liegrad] [TABLE ...]
+Standard library only.
+"""
+import argparse
+import itertools
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MANIFEST = os.path.join(ROOT, "configs", "paper", "tables.json")
+PAPER = {  # the paper's numbers (../shared/spec/models.md section 8): (val, test)
+    ("ts100k", "osmformer-linear"): (2.254, 2.464),
+    ("ts100k", "transformer"): (2.259, 2.583),
+    ("recurrent", "osm-rnn-linear"): (None, 2.539),
+    ("recurrent", "lstm"): (None, 2.594),
+    ("ptb100k", "osmformer-linear"): (1.665, 1.614),
+    ("ptb100k", "transformer"): (1.716, 1.664),
+}
+
+
+def fmt_value(v):
+    if isinstance(v, float):
+        return ("%g" % v)
+    return str(v)
+
+
+def expand(table_name, table):
+    """(run id, base name, config path, overrides dict, seed) for every run of a table."""
+    out = []
+    grid = table.get("grid", {})
+    keys = sorted(grid)
+    points = list(itertools.product(*(grid[k] for k in keys))) if keys else [()]
+    for run in table["runs"]:
+        for point in points:
+            for seed in table["seeds"]:
+                sets = dict(table.get("budget", {}))
+                sets.update(run.get("set", {}))
+                tag = ""
+                for k, v in zip(keys, point):
+                    sets[k] = v
+                    tag += "-%s=%s" % (k.split(".")[-1], fmt_value(v))
+                sets["train.seed"] = seed
+                run_id = "%s%s-s%d" % (run["name"], tag, seed)
+                out.append({"id": run_id, "name": run["name"], "config": run["config"], "sets": sets,
+                            "seed": seed, "point": dict(zip(keys, point))})
+    return out
+
+
+def set_args(sets):
+    args = []
+    for k, v in sets.items():
+        args += ["--set", "%s=%s" % (k, v if isinstance(v, str) else json.dumps(v))]
+    return args
+
+
+def steps_for_wall_budget(binary, run, seconds):
+    """Steps that fill `seconds` at the model's measured training throughput."""
+    cmd = [binary, "bench", "--config", os.path.join(ROOT, run["config"]), "--steps", "10", "--json"]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    tps = json.loads(out)["tokens_per_s_median"]
+    tokens_per_step = run["sets"]["train.batch"] * run["sets"]["train.seq_len"]
+    return max(1, int(seconds * tps / tokens_per_step)), tps
+
+
+def train(binary, table_name, table, run, dry_run, commit):
+    res_dir = os.path.join(ROOT, "results", table_name, run["id"])
+    if os.path.exists(os.path.join(res_dir, "result.json")):
+        return "done"
+    run_dir = os.path.join(ROOT, "runs", "paper", table_name, run["id"])
+    sets = dict(run["sets"])
+    extra = {}
+    if "wall_budget_s" in table:
+        steps, tps = steps_for_wall_budget(binary, run, table["wall_budget_s"])
+        sets["train.steps"] = steps
+        extra = {"wall_budget_s": table["wall_budget_s"], "bench_tokens_per_s": tps, "steps": steps}
+    resume = os.path.exists(os.path.join(run_dir, "last.json")) and not os.path.exists(os.path.join(run_dir, "result.json"))
+    cmd = [binary, "train", "--config", os.path.join(ROOT, run["config"]), "--out", run_dir] + set_args(sets)
+    cmd += ["--resume"] if resume else ["--force"]
+    print("[%s] %s%s" % (table_name, run["id"], " (resuming)" if resume else ""), flush=True)
+    if dry_run:
+        print("  " + " ".join(cmd))
+        return "pending"
+    if not os.path.exists(os.path.join(run_dir, "result.json")):
+        os.makedirs(run_dir, exist_ok=True)
+        with open(run_dir + ".log", "a") as log:
+            rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT).returncode
+        if rc != 0:
+            print("  failed (exit %d); see %s.log" % (rc, run_dir), flush=True)
+            return "failed"
+    os.makedirs(res_dir, exist_ok=True)
+    for f in ("config.json", "metrics.jsonl", "result.json"):
+        shutil.copy(os.path.join(run_dir, f), os.path.join(res_dir, f))
+    if extra:
+        with open(os.path.join(res_dir, "compute.json"), "w") as f:
+            json.dump(extra, f, indent=2)
+    if commit:
+        subprocess.run(["git", "-C", ROOT, "add", res_dir], check=True)
+        subprocess.run(["git", "-C", ROOT, "commit", "-q", "-m", "results: %s/%s" % (table_name, run["id"])], check=True)
+    return "done"
+
+
+def mean_std(xs):
+    if not xs:
+        return None, None
+    return statistics.mean(xs), (statistics.stdev(xs) if len(xs) > 1 else 0.0)
+
+
+def pm(m, s, n):
+    if m is None:
+        return "pending"
+    return "%.3f ± %.3f" % (m, s) if n > 1 else "%.3f" % m
+
+
+def svg_scatter(path, title, series, xlabel, ylabel):
+    """series: {label: [(x, y), ...]} drawn as lines with markers."""
+    pts = [p for s in series.values() for p in s]
+    if not pts:
+        return
+    W, H, L, R, T, B = 720, 440, 70, 170, 40, 55
+    x0, x1 = min(p[0] for p in pts), max(p[0] for p in pts)
+    y0, y1 = min(p[1] for p in pts), max(p[1] for p in pts)
+    if x1 == x0:
+        x1 = x0 + 1
+    pad = max(0.02, 0.1 * (y1 - y0))
+    y0, y1 = y0 - pad, y1 + pad
+    px = lambda x: L + (x - x0) / (x1 - x0) * (W - L - R)
+    py = lambda y: H - B - (y - y0) / (y1 - y0) * (H - T - B)
+    colors = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e"]
+    o = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">' % (W, H),
+         '<rect width="100%" height="100%" fill="white"/>',
+         '<text x="%d" y="24" text-anchor="middle" font-size="14">%s</text>' % ((L + W - R) / 2, title),
+         '<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="black"/>' % (L, T, W - L - R, H - T - B)]
+    for i in range(6):
+        y = y0 + (y1 - y0) * i / 5
+        o.append('<text x="%d" y="%.1f" text-anchor="end">%.3f</text>' % (L - 5, py(y) + 4, y))
+        o.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#eee"/>' % (L, W - R, py(y), py(y)))
+    for x in sorted(set(p[0] for p in pts)):
+        o.append('<text x="%.1f" y="%d" text-anchor="middle">%s</text>' % (px(x), H - B + 16, "%dK" % round(x / 1000)))
+    o.append('<text x="%d" y="%d" text-anchor="middle">%s</text>' % ((L + W - R) / 2, H - 12, xlabel))
+    o.append('<text transform="translate(18,%d) rotate(-90)" text-anchor="middle">%s</text>' % ((T + H - B) / 2, ylabel))
+    for i, (label, s) in enumerate(sorted(series.items())):
+        c = colors[i % len(colors)]
+        s = sorted(s)
+        o.append('<path d="%s" fill="none" stroke="%s" stroke-width="2"/>' % (" ".join(("M" if j == 0 else "L") + "%.1f,%.1f" % (px(x), py(y)) for j, (x, y) in enumerate(s)), c))
+        for x, y in s:
+            o.append('<circle cx="%.1f" cy="%.1f" r="4" fill="%s"/>' % (px(x), py(y), c))
+        o.append('<text x="%d" y="%d" fill="%s">%s</text>' % (W - R + 12, T + 20 + 20 * i, c, label))
+    o.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(o) + "\n")
+
+
+def svg_heatmap(path, title, lrs, clips, values, best):
+    W, H = 120 + 90 * len(clips), 110 + 50 * len(lrs)
+    o = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">' % (W, H),
+         '<rect width="100%" height="100%" fill="white"/>',
+         '<text x="%d" y="22" text-anchor="middle" font-size="14">%s</text>' % (W / 2, title),
+         '<text x="%d" y="44" text-anchor="middle">clip</text>' % (110 + 45 * len(clips))]
+    for j, c in enumerate(clips):
+        o.append('<text x="%d" y="62" text-anchor="middle">%s</text>' % (110 + 90 * j + 45, c))
+    for i, lr in enumerate(lrs):
+        o.append('<text x="100" y="%d" text-anchor="end">lr %s</text>' % (70 + 50 * i + 30, lr))
+        for j, c in enumerate(clips):
+            v = values.get((lr, c))
+            if v is None:
+                fill, text = "#ddd", "pending"
+            else:
+                t = max(0.0, min(1.0, (v - best) / 0.5))  # 0 at the best, 1 at best + 0.5 BPC
+                fill = "rgb(%d,%d,%d)" % (int(40 + 215 * t), int(160 + 60 * (1 - t)), int(80 + 100 * t))
+                text = "%.3f" % v
+            o.append('<rect x="%d" y="%d" width="88" height="48" fill="%s"/>' % (110 + 90 * j, 70 + 50 * i, fill))
+            o.append('<text x="%d" y="%d" text-anchor="middle">%s</text>' % (110 + 90 * j + 44, 70 + 50 * i + 29, text))
+    o.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(o) + "\n")
+
+
+def summarize(table_name, table, runs):
+    res_root = os.path.join(ROOT, "results")
+    rows, pending = {}, []
+    for run in runs:
+        f = os.path.join(res_root, table_name, run["id"], "result.json")
+        key = run["name"] + "".join("-%s=%s" % (k.split(".")[-1], fmt_value(v)) for k, v in run["point"].items())
+        rows.setdefault(key, {"name": run["name"], "point": run["point"], "results": []})
+        if os.path.exists(f):
+            with open(f) as fh:
+                rows[key]["results"].append(json.load(fh))
+        else:
+            pending.append(run["id"])
+    budget = table.get("budget", {})
+    summary = {"table": table_name, "title": table["title"], "budget": budget, "seeds": table["seeds"],
+               "rows": [], "pending": pending}
+    for key, r in rows.items():
+        res = r["results"]
+        vals = [x["val_bpc"] for x in res]
+        tests = [x["test_bpc"] for x in res]
+        row = {"run": key, "model": r["name"], "point": r["point"], "n": len(res)}
+        row["val_bpc_mean"], row["val_bpc_std"] = mean_std(vals)
+        row["test_bpc_mean"], row["test_bpc_std"] = mean_std(tests)
+        if res:
+            row["parameters"] = res[0]["parameters"]
+            row["tokens_per_s"] = statistics.mean(x["tokens_per_second"] for x in res)
+            row["wall_s"] = statistics.mean(x["wall_seconds"] for x in res)
+            row["steps"] = res[0]["steps"]
+            row["tokens_seen"] = res[0]["tokens_seen"]
+        paper = PAPER.get((table_name, r["name"]))
+        if paper:
+            row["paper_val_bpc"], row["paper_test_bpc"] = paper
+        summary["rows"].append(row)
+    with open(os.path.join(res_root, table_name + ".json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    # Markdown.
+    b = budget
+    steps = b.get("train.steps", "per model (equal wall time)")
+    lines = ["# %s" % table["title"], "",
+             "Budget per run: %s steps of batch %s x %s (%s tokens)%s; seeds %s." % (
+                 steps, b.get("train.batch"), b.get("train.seq_len"),
+                 ("%d" % (steps * b["train.batch"] * b["train.seq_len"])) if isinstance(steps, int) else "varies",
+                 ", wall-clock budget %d s each" % table["wall_budget_s"] if "wall_budget_s" in table else "",
+                 ", ".join(map(str, table["seeds"]))),
+             "Produced by `scripts/reproduce.sh %s` from `configs/paper/tables.json`." % table_name, "",
+             "| run | params | val BPC | test BPC | paper val | paper test | steps | tokens/s | wall time per run |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for row in summary["rows"]:
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            row["run"], row.get("parameters", "—"), pm(row["val_bpc_mean"], row["val_bpc_std"], row["n"]),
+            pm(row["test_bpc_mean"], row["test_bpc_std"], row["n"]),
+            "%.3f" % row["paper_val_bpc"] if row.get("paper_val_bpc") else "—",
+            "%.3f" % row["paper_test_bpc"] if row.get("paper_test_bpc") else "—",
+            row.get("steps", "—"), "%.0f" % row["tokens_per_s"] if "tokens_per_s" in row else "—",
+            "%.0f s" % row["wall_s"] if "wall_s" in row else "—"))
+    if pending:
+        lines += ["", "Pending runs: " + ", ".join(pending)]
+    # Table-specific extras.
+    if table.get("plot") == "params_vs_test_bpc":
+        series = {}
+        for row in summary["rows"]:
+            if row["test_bpc_mean"] is not None:
+                family = row["model"].rsplit("-", 1)[0]
+                series.setdefault(family, []).append((row["parameters"], row["test_bpc_mean"]))
+        svg_scatter(os.path.join(res_root, table_name + ".svg"), "Tiny Shakespeare: test BPC against parameters",
+                    series, "parameters", "test BPC")
+        lines += ["", "![test BPC against parameters](%s.svg)" % table_name]
+    if table.get("plot") == "heatmap":
+        grid = table["grid"]
+        for model in sorted(set(r["model"] for r in summary["rows"])):
+            vals = {(r["point"]["train.lr"], r["point"]["train.clip"]): r["val_bpc_mean"]
+                    for r in summary["rows"] if r["model"] == model and r["val_bpc_mean"] is not None}
+            if not vals:
+                continue
+            best = min(vals.values())
+            within = sum(1 for v in vals.values() if v <= best + 0.05)
+            svg_heatmap(os.path.join(res_root, "%s-%s.svg" % (table_name, model)),
+                        "%s: validation BPC" % model, grid["train.lr"], grid["train.clip"], vals, best)
+            lines += ["", "%s: best validation BPC %.3f; %d of %d settings within 0.05 BPC of it." % (
+                model, best, within, len(grid["train.lr"]) * len(grid["train.clip"])),
+                "![%s heat map](%s-%s.svg)" % (model, table_name, model)]
+    with open(os.path.join(res_root, table_name + ".md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("tables", nargs="*")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--dry-run", action="store_true")
+    ap.add_argument("--summarize-only", action="store_true")
+    ap.add_argument("--commit", action="store_true", help="git-commit each finished run's result files")
+    ap.add_argument("--binary", default=os.path.join(ROOT, "build", "liegrad"))
+    a = ap.parse_args()
+    with open(MANIFEST) as f:
+        manifest = json.load(f)
+    names = [k for k in manifest if k != "comment"]
+    if a.list:
+        for n in names:
+            print("%-14s %3d runs  %s" % (n, len(expand(n, manifest[n])), manifest[n]["title"]))
+        return 0
+    unknown = [t for t in a.tables if t not in names]
+    if unknown:
+        print("reproduce: unknown table(s) %s; known: %s" % (", ".join(unknown), ", ".join(names)), file=sys.stderr)
+        return 2
+    failed = 0
+    for t in a.tables or names:
+        runs = expand(t, manifest[t])
+        if not a.summarize_only:
+            for run in runs:
+                failed += train(a.binary, t, manifest[t], run, a.dry_run, a.commit) == "failed"
+        os.makedirs(os.path.join(ROOT, "results"), exist_ok=True)
+        summarize(t, manifest[t], runs)
+        print("wrote results/%s.md" % t)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
