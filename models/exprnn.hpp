@@ -7,7 +7,7 @@
 // with modrelu(z; b) = sign(z) relu(|z| + b) per unit (Arjovsky et al. 2016) and
 // A = hat(a) from coordinates a of so(h) (m = h(h-1)/2). This is the contrast the
 // OSM models are argued against: the state is a vector, not a group element.
-// Config keys: hidden. Parameters: transition (m coords), input (V,h) = U's columns,
+// Config keys: hidden. Parameters: transition ((1,m) coords), input (V,h) = U's columns,
 // modrelu_bias (h), head.weight (h,V), head.bias (V).
 // Count: h(h-1)/2 + V*h + h + h*V + V. State: h (B,h).
 #pragma once

@@ -37,6 +37,10 @@ class Model {
   virtual std::string type() const = 0;
   virtual int64_t vocab_size() const = 0;
   virtual bool recurrent() const { return false; }
+  // Training mode turns on stochastic layers (dropout); evaluation and sampling
+  // switch it off. Models without such layers ignore it.
+  virtual void set_training(bool) {}
+  virtual bool training() const { return false; }
   // inputs: B*T token ids, row-major (B,T) (T_ is the window length T; T names the
   // scalar type). Returns logits (B,T,V).
   virtual ag::Var<T> forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_,

@@ -4,7 +4,10 @@
 //
 // Config keys: D (width), layers (L), heads, dropout (0), positional (alibi|none),
 // init_std (0.02). Parameter count: V*D + L*(12D^2 + 13D) + 2D + D*V + V.
-// Linear weights are stored (in, out), so y = x W + b.
+// Linear weights are stored (in, out), so y = x W + b. Dense layers run as fused
+// ops (ag::linear, ag::linear_gelu) and the attention of all heads as one
+// (ag::causal_self_attention), except with attention dropout, which takes the
+// unfused chain.
 #pragma once
 #include "core/rng.hpp"
 #include "models/model_base.hpp"
@@ -17,7 +20,8 @@ class Transformer : public ModelBase<T> {
   Transformer(const nlohmann::json& config, int64_t vocab, uint64_t seed);
   std::string type() const override { return "transformer"; }
   ag::Var<T> forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) override;
-  void set_training(bool on) { training_ = on; }
+  void set_training(bool on) override { training_ = on; }
+  bool training() const override { return training_; }
 
  private:
   struct Block {

@@ -118,6 +118,27 @@ void parameters_from_json(models::Model<float>& model, const nlohmann::json& par
     throw ValueError(source + ": parameter '" + by_name.begin()->first + "' is not part of the configured model");
 }
 
+nlohmann::json vocab_to_json(const data::Vocab& vocab) {
+  nlohmann::json a = nlohmann::json::array();
+  for (char c : vocab.symbols()) a.push_back(static_cast<int>(static_cast<unsigned char>(c)));
+  return a;
+}
+
+data::Vocab vocab_from_json(const nlohmann::json& j, const std::string& source) {
+  if (!j.is_array() || j.empty()) throw IoError(source + ": \"vocab\" must be a non-empty array of byte values");
+  std::string symbols;
+  for (const auto& b : j) {
+    if (!b.is_number_integer() || b.get<int>() < 0 || b.get<int>() > 255)
+      throw IoError(source + ": \"vocab\" holds " + b.dump() + ", not a byte value 0..255");
+    symbols.push_back(static_cast<char>(b.get<int>()));
+  }
+  try {
+    return data::Vocab::from_symbols(symbols);
+  } catch (const ValueError& e) {
+    throw IoError(source + ": \"vocab\" is not a valid vocabulary: " + e.what());
+  }
+}
+
 nlohmann::json read_checkpoint(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError("cannot read checkpoint '" + path + "': no such file or not readable");
@@ -142,8 +163,7 @@ LoadedModel load_model(const std::string& path) {
   const nlohmann::json j = read_checkpoint(path);
   LoadedModel m;
   m.config = j.at("config");
-  if (!j.at("vocab").is_string()) throw IoError("checkpoint '" + path + "': \"vocab\" must be a string");
-  m.vocab = data::Vocab::from_symbols(j.at("vocab").get<std::string>());
+  m.vocab = vocab_from_json(j.at("vocab"), "checkpoint '" + path + "'");
   if (!m.config.contains("model")) throw IoError("checkpoint '" + path + "': the config has no model section");
   m.model = models::make_model<float>(m.config.at("model"), m.vocab.size(), 0);
   parameters_from_json(*m.model, j.at("parameters"), "checkpoint '" + path + "'");

@@ -29,6 +29,12 @@ nlohmann::json parameters_to_json(models::Model<float>& model);
 // model's shape (ValueError naming the parameter otherwise; `source` names the file).
 void parameters_from_json(models::Model<float>& model, const nlohmann::json& params, const std::string& source);
 
+// The vocabulary as JSON: the byte value of each symbol in id order (an array of
+// integers, so any byte, ASCII or not, survives JSON's UTF-8 strings).
+nlohmann::json vocab_to_json(const data::Vocab& vocab);
+// Throws IoError naming `source` for anything but an array of distinct bytes.
+data::Vocab vocab_from_json(const nlohmann::json& j, const std::string& source);
+
 // Reads and validates a checkpoint file: IoError for a missing, empty, truncated or
 // non-JSON file, or one of another format or version, each naming the file.
 nlohmann::json read_checkpoint(const std::string& path);

@@ -41,6 +41,7 @@ std::string sample_text(models::Model<float>& model, const data::Vocab& vocab, c
   if (prompt.empty()) prompt = vocab.contains('\n') ? "\n" : std::string(1, vocab.symbol(0));
   std::vector<int32_t> ids = vocab.encode(prompt);  // throws naming unknown symbols
   ag::NoGrad no_grad;
+  model.set_training(false);
   Rng rng(opt.seed);
   const int64_t V = vocab.size();
   std::string out = prompt_in;

@@ -97,7 +97,7 @@ class Run {
             (*x)["train"].erase("threads");
           }
         // Compare with every default filled in, the model's included.
-        const int64_t V = static_cast<int64_t>(resume_ckpt.at("vocab").get<std::string>().size());
+        const int64_t V = vocab_from_json(resume_ckpt.at("vocab"), last.string()).size();
         auto full = [V](const nlohmann::json& c) {
           nlohmann::json r = parse_run_config(c).resolved();
           r["model"] = models::make_model<float>(r["model"], V, 0)->config();
@@ -154,6 +154,7 @@ class Run {
     auto window_start = Clock::now();
     double window_loss = 0;
     int64_t window_steps = 0, tokens_total = 0;
+    model_->set_training(true);
     for (; step_ < t.steps; ++step_) {
       const double lr = schedule_->lr(step_);
       const data::Batch batch = model_->recurrent() ? seq_batcher_->next() : rand_batcher_->next();
@@ -303,7 +304,7 @@ class Run {
     j["format"] = kCheckpointFormat;
     j["version"] = kCheckpointVersion;
     j["config"] = resolved_;
-    j["vocab"] = corpus_.vocab.symbols();
+    j["vocab"] = vocab_to_json(corpus_.vocab);
     j["step"] = step;
     j["parameters"] = parameters_to_json(*model_);
     j["optimizer"] = optimizer_->state_to_json();

@@ -1,0 +1,272 @@
+// The training and exponential benchmarks (see bench.hpp).
+#include "train/bench.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "autograd/ops.hpp"
+#include "core/parallel.hpp"
+#include "core/profile.hpp"
+#include "core/rng.hpp"
+#include "data/datasets.hpp"
+#include "groups/expm.hpp"
+#include "models/model.hpp"
+#include "optim/clip.hpp"
+#include "optim/optimizer.hpp"
+#include "train/run_config.hpp"
+
+namespace liegrad::train {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+Spread spread(std::vector<double> v) {
+  Spread s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  const size_t k = v.size();
+  s.median = k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+  s.min = v.front();
+  s.max = v.back();
+  return s;
+}
+
+int64_t vocab_of(const DataConfig& d, const std::string& data_dir) {
+  if (d.dataset == "tinyshakespeare") return 65;
+  if (d.dataset == "ptb_char") return 50;
+  return data::load_corpus(d.dataset, data_dir, d.val_frac, d.test_frac).vocab.size();
+}
+
+nlohmann::json spread_json(const Spread& s) { return {{"median", s.median}, {"min", s.min}, {"max", s.max}}; }
+
+}  // namespace
+
+double peak_rss_mib() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+double process_cpu_seconds() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+BenchResult bench_training(const nlohmann::json& config, const BenchOptions& opt) {
+  if (opt.steps < 1 || opt.warmup < 0)
+    throw ValueError("bench: steps must be >= 1 and warmup >= 0, got steps=" + std::to_string(opt.steps) +
+                     ", warmup=" + std::to_string(opt.warmup));
+  const RunConfig rc = parse_run_config(config);
+  const TrainConfig& t = rc.train;
+  const int threads = opt.threads > 0 ? opt.threads : t.threads;
+  set_num_threads(threads);
+  const int64_t V = vocab_of(rc.data, opt.data_dir);
+  auto model = models::make_model<float>(rc.model, V, t.seed);
+  auto optimizer = optim::make_optimizer<float>(t.optimizer, model->parameters(), t.optimizer_options);
+  models::RecurrentState<float> state;
+  const bool recurrent = model->recurrent();
+  const int64_t B = t.batch, T_ = t.seq_len;
+  Rng rng(t.seed + 7);
+  std::vector<int32_t> stream(static_cast<size_t>(B * (T_ + 1)));
+
+  auto one_step = [&] {
+    for (auto& x : stream) x = static_cast<int32_t>(rng.uniform() * static_cast<double>(V)) % static_cast<int32_t>(V);
+    std::vector<int32_t> inputs(static_cast<size_t>(B * T_)), targets(static_cast<size_t>(B * T_));
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t i = 0; i < T_; ++i) {
+        inputs[static_cast<size_t>(b * T_ + i)] = stream[static_cast<size_t>(b * (T_ + 1) + i)];
+        targets[static_cast<size_t>(b * T_ + i)] = stream[static_cast<size_t>(b * (T_ + 1) + i + 1)];
+      }
+    {
+      prof::Scope timed(prof::Family::Optimizer);
+      optimizer->zero_grad();
+    }
+    ag::Tape<float>::current().clear();
+    ag::Varf logits = model->forward(inputs, B, T_, recurrent ? &state : nullptr);
+    ag::Varf loss;
+    {
+      prof::Tag timed(prof::Family::Readout);
+      loss = ag::cross_entropy(logits, targets);
+    }
+    if (!std::isfinite(loss.value().item())) throw NumericError("bench: non-finite loss");
+    ag::backward(loss);
+    prof::Scope timed(prof::Family::Optimizer);
+    optim::clip_grad_norm(model->parameters(), t.clip);
+    optimizer->step(t.lr);
+  };
+
+  for (int i = 0; i < opt.warmup; ++i) one_step();
+  std::vector<double> secs, tps;
+  const double cpu0 = process_cpu_seconds();
+  for (int i = 0; i < opt.steps; ++i) {
+    const auto t0 = Clock::now();
+    one_step();
+    secs.push_back(since(t0));
+    tps.push_back(static_cast<double>(B * T_) / secs.back());
+  }
+  const double cpu = process_cpu_seconds() - cpu0;
+  // The time shares come from separate steps, so the timers never touch the throughput.
+  double profiled = 0;
+  if (opt.profile) {
+    prof::reset();
+    prof::set_enabled(true);
+    const auto t0 = Clock::now();
+    for (int i = 0; i < std::max(2, opt.steps / 4); ++i) one_step();
+    profiled = since(t0);
+    prof::set_enabled(false);
+  }
+
+  BenchResult r;
+  r.model = model->type();
+  r.parameters = model->parameter_count();
+  r.vocab = V;
+  r.batch = B;
+  r.seq_len = T_;
+  r.threads = threads;
+  r.steps = opt.steps;
+  r.warmup = opt.warmup;
+  r.tokens_per_s = spread(tps);
+  r.step_seconds_median = spread(secs).median;
+  r.tokens_per_cpu_s = static_cast<double>(B * T_ * opt.steps) / std::max(cpu, 1e-9);
+  if (opt.profile) {
+    const auto tot = prof::totals();
+    double used = 0;
+    for (int f = 0; f < prof::kFamilies; ++f) {
+      r.breakdown.emplace_back(prof::family_name(static_cast<prof::Family>(f)), tot[static_cast<size_t>(f)] / profiled);
+      used += tot[static_cast<size_t>(f)];
+    }
+    r.breakdown.emplace_back("other", std::max(0.0, 1.0 - used / profiled));
+  }
+  r.peak_rss_mib = peak_rss_mib();
+  return r;
+}
+
+nlohmann::json BenchResult::to_json() const {
+  nlohmann::json share = nlohmann::json::object();
+  for (const auto& [k, v] : breakdown) share[k] = v;
+  return {{"model", model},
+          {"parameters", parameters},
+          {"vocab", vocab},
+          {"batch", batch},
+          {"seq_len", seq_len},
+          {"threads", threads},
+          {"steps", steps},
+          {"warmup", warmup},
+          {"tokens_per_s", spread_json(tokens_per_s)},
+          {"step_seconds_median", step_seconds_median},
+          {"tokens_per_cpu_s", tokens_per_cpu_s},
+          {"time_share", share},
+          {"peak_rss_mib", peak_rss_mib}};
+}
+
+std::string BenchResult::to_text() const {
+  char buf[256];
+  std::string s;
+  std::snprintf(buf, sizeof buf, "%s: %lld parameters, batch %lld x %lld, %d threads, %d timed steps (%d warm-up)\n",
+                model.c_str(), static_cast<long long>(parameters), static_cast<long long>(batch),
+                static_cast<long long>(seq_len), threads, steps, warmup);
+  s += buf;
+  std::snprintf(buf, sizeof buf, "tokens/s: median %.0f (min %.0f, max %.0f); %.1f ms per step; %.0f tokens per CPU second\n",
+                tokens_per_s.median, tokens_per_s.min, tokens_per_s.max, 1e3 * step_seconds_median, tokens_per_cpu_s);
+  s += buf;
+  if (!breakdown.empty()) {
+    s += "time share:";
+    for (const auto& [k, v] : breakdown) {
+      std::snprintf(buf, sizeof buf, " %s %.1f%%", k.c_str(), 100 * v);
+      s += buf;
+    }
+    s += "\n";
+  }
+  std::snprintf(buf, sizeof buf, "peak resident memory: %.1f MiB\n", peak_rss_mib);
+  s += buf;
+  return s;
+}
+
+ExpmBenchResult bench_expm(int64_t n, int64_t N, int repeats, int threads) {
+  if (n < 1 || N < 1 || repeats < 1)
+    throw ValueError("bench --op expm: d, n and repeats must be >= 1");
+  if (threads > 0) set_num_threads(threads);
+  Rng rng(2024);
+  Array<float> A(Shape{N, n, n}), G(Shape{N, n, n});
+  for (int64_t b = 0; b < N; ++b) {
+    float* a = A.data() + b * n * n;
+    float* g = G.data() + b * n * n;
+    double na = 0, ng = 0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        const double x = i < j ? rng.normal() : 0.0;
+        a[i * n + j] += static_cast<float>(x);
+        a[j * n + i] -= static_cast<float>(x);
+        g[i * n + j] = static_cast<float>(rng.normal());
+      }
+    for (int64_t k = 0; k < n * n; ++k) {
+      na += double(a[k]) * a[k];
+      ng += double(g[k]) * g[k];
+    }
+    for (int64_t k = 0; k < n * n; ++k) {
+      a[k] = static_cast<float>(a[k] / std::sqrt(std::max(na, 1e-30)));
+      g[k] = static_cast<float>(g[k] / std::sqrt(std::max(ng, 1e-30)));
+    }
+  }
+  Array<float> Q(A.shape()), dA(A.shape());
+  auto tape_route = [&] {
+    ag::Varf x = ag::Varf::parameter(A);
+    ag::Tape<float>::current().backward(groups::expm(x), G);
+  };
+  auto kernel_route = [&] {
+    groups::expm_forward(N, n, A.data(), Q.data());
+    groups::expm_pullback(N, n, A.data(), G.data(), dA.data());
+  };
+  auto time_it = [&](auto&& f) {
+    f();  // warm-up
+    std::vector<double> rate;
+    for (int r = 0; r < repeats; ++r) {
+      const auto t0 = Clock::now();
+      f();
+      rate.push_back(static_cast<double>(N) / since(t0));
+    }
+    return spread(rate);
+  };
+  ExpmBenchResult r;
+  r.n = n;
+  r.N = N;
+  r.repeats = repeats;
+  r.threads = num_threads();
+  const double cpu0 = process_cpu_seconds();
+  r.tape = time_it(tape_route);
+  r.tape_per_cpu_s = static_cast<double>(N) * (repeats + 1) / std::max(process_cpu_seconds() - cpu0, 1e-9);
+  r.kernels = time_it(kernel_route);
+  r.peak_rss_mib = peak_rss_mib();
+  return r;
+}
+
+nlohmann::json ExpmBenchResult::to_json() const {
+  return {{"op", "expm"},          {"d", n},
+          {"n", N},                {"repeats", repeats},
+          {"threads", threads},    {"matrices_per_s", spread_json(tape)},
+          {"kernels_matrices_per_s", spread_json(kernels)},
+          {"matrices_per_cpu_s", tape_per_cpu_s}, {"peak_rss_mib", peak_rss_mib}};
+}
+
+std::string ExpmBenchResult::to_text() const {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "expm + pullback, d = %lld, N = %lld, %d threads, %d repeats\n"
+                "tape op (training route): median %.0f matrices/s (min %.0f, max %.0f); %.0f per CPU second\n"
+                "bare kernels:             median %.0f matrices/s (min %.0f, max %.0f)\n"
+                "peak resident memory: %.1f MiB\n",
+                static_cast<long long>(n), static_cast<long long>(N), threads, repeats, tape.median, tape.min,
+                tape.max, tape_per_cpu_s, kernels.median, kernels.min, kernels.max, peak_rss_mib);
+  return buf;
+}
+
+}  // namespace liegrad::train
