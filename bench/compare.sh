@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# bench/compare.sh: liegrad against the PyTorch reference (bench/torch_reference.py) on the
+# same models, the same batch x seq_len and the same thread count (issue 6), printed as a
+# markdown table: model, liegrad tokens/s, PyTorch tokens/s, ratio, peak memory of each.
+# The two runs of each config alternate (liegrad, torch, liegrad, torch, ... for --rounds R),
+# so a change in machine load during the run hits both sides alike; each side's figure is
+# the median over its rounds of its per-step median tokens/s. A last row times the batched
+# exponential with its pullback (d = 16, N = 4096) when both tools support it.
+#
+#   bench/compare.sh [--steps N] [--warmup W] [--threads T] [--rounds R] [--out DIR]
+#                    [--all | CONFIG.json ...]
+#
+# Default configs: the Tiny Shakespeare ones in configs/ (those not named ptb-*); --all adds
+# the PTB ones. Needs build/liegrad with `liegrad bench` (override with LIEGRAD=...) and
+# /usr/bin/python3 with torch (override with PYTHON=...; Debian: apt-get install python3-torch).
+# The raw JSON of every run is kept in --out DIR (default: a new temporary directory).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+LIEGRAD="${LIEGRAD:-$ROOT/build/liegrad}"
+PYTHON="${PYTHON:-/usr/bin/python3}"
+TORCH_REF="$ROOT/bench/torch_reference.py"
+STEPS=20 WARMUP=3 THREADS=2 ROUNDS=1 OUT="" ALL=0
+CONFIGS=()
+
+die() { echo "compare.sh: $*" >&2; exit 1; }
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --steps) STEPS="${2:?--steps needs a value}"; shift 2 ;;
+    --warmup) WARMUP="${2:?--warmup needs a value}"; shift 2 ;;
+    --threads) THREADS="${2:?--threads needs a value}"; shift 2 ;;
+    --rounds) ROUNDS="${2:?--rounds needs a value}"; shift 2 ;;
+    --out) OUT="${2:?--out needs a directory}"; shift 2 ;;
+    --all) ALL=1; shift ;;
+    -h|--help) sed -n '2,/^[^#]/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) die "unknown option '$1' (see --help)" ;;
+    *) [ -f "$1" ] || die "config '$1' does not exist"; CONFIGS+=("$1"); shift ;;
+  esac
+done
+for v in STEPS WARMUP THREADS ROUNDS; do
+  [[ "${!v}" =~ ^[0-9]+$ ]] || die "--${v,,} must be a non-negative integer, got '${!v}'"
+done
+if [ "$STEPS" -lt 1 ] || [ "$THREADS" -lt 1 ] || [ "$ROUNDS" -lt 1 ]; then
+  die "--steps, --threads and --rounds must be >= 1"
+fi
+
+[ -x "$LIEGRAD" ] || die "no liegrad binary at $LIEGRAD (build it: cmake -S . -B build && cmake --build build -j2)"
+"$LIEGRAD" bench --help > /dev/null 2>&1 || die "$LIEGRAD has no 'bench' command (rebuild from a tree that has apps/cmd_bench.cpp)"
+[ -x "$PYTHON" ] || die "no Python at $PYTHON (set PYTHON=...)"
+"$PYTHON" -c 'import torch, numpy' 2> /dev/null || die "$PYTHON cannot import torch and numpy (Debian: apt-get install python3-torch python3-numpy)"
+
+if [ ${#CONFIGS[@]} -eq 0 ]; then
+  for f in "$ROOT"/configs/*.json; do
+    base="$(basename "$f")"
+    if [ "$ALL" -eq 1 ] || [[ "$base" != ptb-* ]]; then CONFIGS+=("$f"); fi
+  done
+fi
+[ ${#CONFIGS[@]} -gt 0 ] || die "no configs to run"
+
+if [ -z "$OUT" ]; then OUT="$(mktemp -d "${TMPDIR:-/tmp}/liegrad-compare.XXXXXX")"; fi
+mkdir -p "$OUT"
+LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
+
+# run_side SIDE NAME ROUND CMD...: runs CMD, keeps its last JSON line in $OUT/NAME.SIDE.ROUND.json.
+run_side() {
+  local side="$1" name="$2" round="$3"; shift 3
+  local file="$OUT/$name.$side.$round.json" log="$OUT/$name.$side.$round.log"
+  if "$@" > "$log" 2>&1; then
+    grep '^{' "$log" | tail -n 1 > "$file" || true
+  fi
+  if [ ! -s "$file" ]; then
+    echo "compare.sh: $side run failed for $name (log: $log):" >&2
+    tail -n 3 "$log" | sed 's/^/    /' >&2
+    rm -f "$file"
+  fi
+}
+
+for cfg in "${CONFIGS[@]}"; do
+  name="$(basename "$cfg" .json)"
+  for ((r = 1; r <= ROUNDS; r++)); do
+    echo "[$name] round $r/$ROUNDS: liegrad ..." >&2
+    run_side liegrad "$name" "$r" "$LIEGRAD" bench --config "$cfg" --steps "$STEPS" --warmup "$WARMUP" \
+      --threads "$THREADS" --json
+    echo "[$name] round $r/$ROUNDS: pytorch ..." >&2
+    run_side torch "$name" "$r" "$PYTHON" "$TORCH_REF" --config "$cfg" --steps "$STEPS" --warmup "$WARMUP" \
+      --threads "$THREADS" --json
+  done
+done
+
+# The batched exponential with its pullback, when liegrad supports --op expm.
+if "$LIEGRAD" bench --op expm --d 4 --n 8 --repeats 1 --threads 1 --json > /dev/null 2>&1; then
+  for ((r = 1; r <= ROUNDS; r++)); do
+    echo "[expm d=16 N=4096] round $r/$ROUNDS ..." >&2
+    run_side liegrad expm "$r" "$LIEGRAD" bench --op expm --d 16 --n 4096 --repeats "$STEPS" --threads "$THREADS" --json
+    run_side torch expm "$r" "$PYTHON" "$TORCH_REF" --op expm --d 16 --n 4096 --steps "$STEPS" --warmup "$WARMUP" \
+      --threads "$THREADS" --json
+  done
+else
+  echo "compare.sh: '$LIEGRAD bench --op expm' is not available; no exp + pullback row" >&2
+fi
+LOAD_END="$(cut -d' ' -f1-3 /proc/loadavg)"
+
+"$PYTHON" - "$OUT" "$THREADS" "$STEPS" "$ROUNDS" "$LOAD_START" "$LOAD_END" "${CONFIGS[@]}" <<'EOF'
+import glob, json, os, statistics, sys
+out, threads, steps, rounds, load0, load1 = sys.argv[1:7]
+configs = [os.path.basename(c)[:-5] for c in sys.argv[7:]]
+
+def load(name, side):
+    runs = []
+    for f in sorted(glob.glob(os.path.join(out, "%s.%s.*.json" % (name, side)))):
+        try:
+            runs.append(json.load(open(f)))
+        except ValueError:
+            pass
+    return runs
+
+def med(runs, key):
+    vals = []
+    for r in runs:
+        v = r.get(key)
+        if isinstance(v, dict):
+            v = v.get("median")
+        if isinstance(v, (int, float)):
+            vals.append(float(v))
+    return statistics.median(vals) if vals else None
+
+def fmt(v, digits=0):
+    return "n/a" if v is None else ("{:,.%df}" % digits).format(v)
+
+def ratio(a, b):
+    return "n/a" if a is None or b is None or b == 0 else "%.2f" % (a / b)
+
+print("| config | model | liegrad tokens/s | PyTorch tokens/s | ratio | ratio per CPU second | liegrad peak MiB | PyTorch peak MiB |")
+print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+for name in configs:
+    L, T = load(name, "liegrad"), load(name, "torch")
+    model = (L or T or [{}])[0].get("model", "?")
+    lt, tt = med(L, "tokens_per_s"), med(T, "tokens_per_s")
+    lc, tc = med(L, "tokens_per_cpu_s"), med(T, "tokens_per_cpu_s")
+    print("| %s | %s | %s | %s | %s | %s | %s | %s |" % (name, model, fmt(lt), fmt(tt), ratio(lt, tt), ratio(lc, tc),
+          fmt(med(L, "peak_rss_mib")), fmt(med(T, "peak_rss_mib"))))
+L, T = load("expm", "liegrad"), load("expm", "torch")
+if L or T:
+    lt, tt = med(L, "matrices_per_s"), med(T, "matrices_per_s")
+    lc, tc = med(L, "matrices_per_cpu_s"), med(T, "matrices_per_cpu_s")
+    route = T[0].get("expm", "?") if T else "?"
+    print("| exp + pullback d=16 N=4096 (matrices/s; torch: %s) | expm | %s | %s | %s | %s | %s | %s |" % (
+        route, fmt(lt), fmt(tt), ratio(lt, tt), ratio(lc, tc), fmt(med(L, "peak_rss_mib")), fmt(med(T, "peak_rss_mib"))))
+print()
+print("%s threads, %s timed steps per run, %s alternating round(s) per side; load average %s at the start, %s at the end; raw JSON in %s"
+      % (threads, steps, rounds, load0, load1, out))
+EOF
