@@ -11,6 +11,8 @@ const std::vector<Command>& commands() {
       {"params", "parameter count of a config, with a per-tensor breakdown; --match N sizes it", cmd_params},
       {"plot", "SVG of training and validation BPC against steps for one or more runs", cmd_plot},
       {"gradcheck", "check every op's derivative against finite differences (double precision)", cmd_gradcheck},
+      {"bench", "training throughput (tokens/s, time per op family, peak memory) on synthetic tokens", cmd_bench},
+      {"groupcheck", "measure the Lie-group laws of every group kind (double precision)", cmd_groupcheck},
   };
   return table;
 }

@@ -24,7 +24,7 @@ void scores_forward(Array<T>& out, const Array<T>& S, const T* scale, const std:
   const int64_t T_ = S.shape()[1];
   const int64_t BH = out.shape()[0];
   const T neg_inf = -std::numeric_limits<T>::infinity();
-  parallel_for(BH, 1, [&](int64_t bk) {
+  parallel_for(BH, grain_for(T_ * T_), [&](int64_t bk) {
     const int64_t k = bk % h;
     const T* src = S.data() + (per_head ? bk : bk / h) * T_ * T_;
     T* dst = out.data() + bk * T_ * T_;
@@ -43,7 +43,7 @@ void scores_backward(T* dS, T* dscale, const Array<T>& g, const Array<T>& S, con
   if (dS) {
     // Shared S receives from h heads: loop over sources so each thread owns its output.
     const int64_t nsrc = S.shape()[0];
-    parallel_for(nsrc, 1, [&](int64_t src) {
+    parallel_for(nsrc, grain_for(T_ * T_), [&](int64_t src) {
       const int64_t k0 = per_head ? src % h : 0, k1 = per_head ? k0 + 1 : h;
       T* d = dS + src * T_ * T_;
       for (int64_t k = k0; k < k1; ++k) {
@@ -102,7 +102,7 @@ namespace {
 template <class T>
 void permute_heads(const T* src, T* dst, int64_t B, int64_t T_, int64_t h, int64_t e, bool to_heads,
                    bool accumulate) {
-  parallel_for(B * h, 1, [&](int64_t bk) {
+  parallel_for(B * h, grain_for(T_ * e), [&](int64_t bk) {
     const int64_t b = bk / h, k = bk % h;
     for (int64_t t = 0; t < T_; ++t) {
       const int64_t flat = ((b * T_ + t) * h + k) * e;  // (B,T,h,e)

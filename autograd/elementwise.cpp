@@ -12,7 +12,7 @@ namespace liegrad::ag {
 
 namespace {
 
-constexpr int64_t kElementGrain = 16384;
+constexpr int64_t kElementGrain = kMinParallelWork;
 
 enum class Bcast { Same, Scalar, Row };
 

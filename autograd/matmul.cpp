@@ -121,7 +121,7 @@ template <class T>
 void transpose_kernel(const Array<T>& x, T* out, bool accumulate) {
   const int64_t B = x.shape().batch(), R = x.shape().rows(), C = x.shape().cols();
   const T* px = x.data();
-  parallel_for(B, 1, [&](int64_t b) {
+  parallel_for(B, grain_for(R * C), [&](int64_t b) {
     const T* xb = px + b * R * C;
     T* ob = out + b * R * C;
     for (int64_t i = 0; i < R; ++i)

@@ -13,7 +13,8 @@ namespace liegrad::ag {
 
 namespace {
 
-constexpr int64_t kRowGrain = 64;
+// Rows per thread: about kMinParallelWork element operations.
+inline int64_t row_grain(int64_t row_len) { return grain_for(row_len); }
 
 // Numerically stable log-sum-exp of a row (entries may be -inf, not all).
 template <class T>
@@ -42,7 +43,7 @@ Var<T> softmax(const Var<T>& x) {
   Array<T> y(x.shape());
   const T* px = x.value().data();
   T* py = y.data();
-  parallel_for(R, kRowGrain, [&](int64_t r) {
+  parallel_for(R, row_grain(C), [&](int64_t r) {
     const T lse = row_logsumexp(px + r * C, C);
     for (int64_t j = 0; j < C; ++j) py[r * C + j] = std::exp(px[r * C + j] - lse);
   });
@@ -50,7 +51,7 @@ Var<T> softmax(const Var<T>& x) {
   return record_op<T>(std::move(y), {&x}, [x, saved, R, C](const Array<T>& g) {
     T* dx = x.node()->grad_ref().data();
     const T* yy = saved->data();
-    parallel_for(R, kRowGrain, [&](int64_t r) {
+    parallel_for(R, row_grain(C), [&](int64_t r) {
       T dot = 0;
       for (int64_t j = 0; j < C; ++j) dot += g[r * C + j] * yy[r * C + j];
       for (int64_t j = 0; j < C; ++j) dx[r * C + j] += yy[r * C + j] * (g[r * C + j] - dot);
@@ -64,7 +65,7 @@ Var<T> log_softmax(const Var<T>& x) {
   Array<T> y(x.shape());
   const T* px = x.value().data();
   T* py = y.data();
-  parallel_for(R, kRowGrain, [&](int64_t r) {
+  parallel_for(R, row_grain(C), [&](int64_t r) {
     const T lse = row_logsumexp(px + r * C, C);
     for (int64_t j = 0; j < C; ++j) py[r * C + j] = px[r * C + j] - lse;
   });
@@ -72,7 +73,7 @@ Var<T> log_softmax(const Var<T>& x) {
   return record_op<T>(std::move(y), {&x}, [x, saved, R, C](const Array<T>& g) {
     T* dx = x.node()->grad_ref().data();
     const T* yy = saved->data();
-    parallel_for(R, kRowGrain, [&](int64_t r) {
+    parallel_for(R, row_grain(C), [&](int64_t r) {
       T gs = 0;
       for (int64_t j = 0; j < C; ++j) gs += g[r * C + j];
       for (int64_t j = 0; j < C; ++j) dx[r * C + j] += g[r * C + j] - std::exp(yy[r * C + j]) * gs;
@@ -86,7 +87,7 @@ std::vector<double> row_nll(const Array<T>& logits, const std::vector<int32_t>& 
   check_targets("row_nll", targets, R, V);
   std::vector<double> out(static_cast<size_t>(R));
   const T* p = logits.data();
-  parallel_for(R, kRowGrain, [&](int64_t r) {
+  parallel_for(R, row_grain(V), [&](int64_t r) {
     out[static_cast<size_t>(r)] =
         static_cast<double>(row_logsumexp(p + r * V, V)) - static_cast<double>(p[r * V + targets[static_cast<size_t>(r)]]);
   });
@@ -103,7 +104,7 @@ Var<T> cross_entropy(const Var<T>& logits, const std::vector<int32_t>& targets) 
   std::vector<double> nll(static_cast<size_t>(R));
   const T* p = logits.value().data();
   T* q = probs->data();
-  parallel_for(R, kRowGrain, [&](int64_t r) {
+  parallel_for(R, row_grain(V), [&](int64_t r) {
     const T lse = row_logsumexp(p + r * V, V);
     for (int64_t j = 0; j < V; ++j) q[r * V + j] = std::exp(p[r * V + j] - lse);
     nll[static_cast<size_t>(r)] = static_cast<double>(lse) - static_cast<double>(p[r * V + targets[static_cast<size_t>(r)]]);
@@ -115,7 +116,7 @@ Var<T> cross_entropy(const Var<T>& logits, const std::vector<int32_t>& targets) 
     T* dx = logits.node()->grad_ref().data();
     const T* qq = probs->data();
     const T scale_ = g[0] / static_cast<T>(R);
-    parallel_for(R, kRowGrain, [&](int64_t r) {
+    parallel_for(R, row_grain(V), [&](int64_t r) {
       for (int64_t j = 0; j < V; ++j) dx[r * V + j] += scale_ * qq[r * V + j];
       dx[r * V + targets[static_cast<size_t>(r)]] -= scale_;
     });
@@ -134,30 +135,44 @@ Var<T> layer_norm(const Var<T>& x, const Var<T>& gamma, const Var<T>& beta, T ep
   const T* px = x.value().data();
   const T* pg = gamma.value().data();
   const T* pb = beta.value().data();
-  parallel_for(R, kRowGrain, [&](int64_t r) {
+  T* ph = xhat->data();
+  T* py = y.data();
+  parallel_for(R, row_grain(D), [&](int64_t r) {
     const T* xr = px + r * D;
     double mu = 0, var = 0;
+#pragma omp simd reduction(+ : mu)
     for (int64_t j = 0; j < D; ++j) mu += xr[j];
     mu /= static_cast<double>(D);
+#pragma omp simd reduction(+ : var)
     for (int64_t j = 0; j < D; ++j) var += (xr[j] - mu) * (xr[j] - mu);
     var /= static_cast<double>(D);
     const T is = static_cast<T>(1.0 / std::sqrt(var + static_cast<double>(eps)));
     (*inv_std)[static_cast<size_t>(r)] = is;
+    T* hr = ph + r * D;
+    T* yr = py + r * D;
+#pragma omp simd
     for (int64_t j = 0; j < D; ++j) {
-      const T h = static_cast<T>((xr[j] - mu)) * is;
-      (*xhat)[r * D + j] = h;
-      y[r * D + j] = h * pg[j] + pb[j];
+      const T hj = static_cast<T>((xr[j] - mu)) * is;
+      hr[j] = hj;
+      yr[j] = hj * pg[j] + pb[j];
     }
   });
   return record_op<T>(std::move(y), {&x, &gamma, &beta}, [x, gamma, beta, xhat, inv_std, R, D](const Array<T>& g) {
     const T* h = xhat->data();
     if (gamma.requires_grad() || beta.requires_grad()) {
       std::vector<double> dg(static_cast<size_t>(D), 0.0), db(static_cast<size_t>(D), 0.0);
-      for (int64_t r = 0; r < R; ++r)
+      double* pdg_acc = dg.data();
+      double* pdb_acc = db.data();
+      const T* pgr = g.data();
+      for (int64_t r = 0; r < R; ++r) {
+        const T* gr = pgr + r * D;
+        const T* hr = h + r * D;
+#pragma omp simd
         for (int64_t j = 0; j < D; ++j) {
-          dg[static_cast<size_t>(j)] += g[r * D + j] * h[r * D + j];
-          db[static_cast<size_t>(j)] += g[r * D + j];
+          pdg_acc[j] += static_cast<double>(gr[j] * hr[j]);
+          pdb_acc[j] += static_cast<double>(gr[j]);
         }
+      }
       if (gamma.requires_grad()) {
         T* pdg = gamma.node()->grad_ref().data();
         for (int64_t j = 0; j < D; ++j) pdg[j] += static_cast<T>(dg[static_cast<size_t>(j)]);
@@ -170,19 +185,24 @@ Var<T> layer_norm(const Var<T>& x, const Var<T>& gamma, const Var<T>& beta, T ep
     if (x.requires_grad()) {
       T* dx = x.node()->grad_ref().data();
       const T* pgm = gamma.value().data();
-      parallel_for(R, kRowGrain, [&](int64_t r) {
+      const T* pgr = g.data();
+      parallel_for(R, row_grain(D), [&](int64_t r) {
         // dx = inv_std * (dh - mean(dh) - h * mean(dh * h)), dh = g * gamma
+        const T* gr = pgr + r * D;
+        const T* hr = h + r * D;
+        T* dxr = dx + r * D;
         T m1 = 0, m2 = 0;
+#pragma omp simd reduction(+ : m1, m2)
         for (int64_t j = 0; j < D; ++j) {
-          const T dh = g[r * D + j] * pgm[j];
+          const T dh = gr[j] * pgm[j];
           m1 += dh;
-          m2 += dh * h[r * D + j];
+          m2 += dh * hr[j];
         }
         m1 /= static_cast<T>(D);
         m2 /= static_cast<T>(D);
         const T is = (*inv_std)[static_cast<size_t>(r)];
-        for (int64_t j = 0; j < D; ++j)
-          dx[r * D + j] += is * (g[r * D + j] * pgm[j] - m1 - h[r * D + j] * m2);
+#pragma omp simd
+        for (int64_t j = 0; j < D; ++j) dxr[j] += is * (gr[j] * pgm[j] - m1 - hr[j] * m2);
       });
     }
   });
@@ -204,7 +224,7 @@ Var<T> embedding(const Var<T>& table, const std::vector<int32_t>& ids, const std
   dims.push_back(D);
   Array<T> out(Shape::of(dims));
   const T* pt = table.value().data();
-  parallel_for(lead, kRowGrain, [&](int64_t r) {
+  parallel_for(lead, row_grain(D), [&](int64_t r) {
     std::copy(pt + ids[static_cast<size_t>(r)] * D, pt + (ids[static_cast<size_t>(r)] + 1) * D, out.data() + r * D);
   });
   return record_op<T>(std::move(out), {&table}, [table, ids, D](const Array<T>& g) {
@@ -226,7 +246,7 @@ Var<T> modrelu(const Var<T>& z, const Var<T>& b) {
   Array<T> out(z.shape());
   const T* pz = z.value().data();
   const T* pb = b.value().data();
-  parallel_for(R, kRowGrain, [&](int64_t r) {
+  parallel_for(R, row_grain(D), [&](int64_t r) {
     for (int64_t j = 0; j < D; ++j) {
       const T v = pz[r * D + j], m = std::abs(v) + pb[j];
       out[r * D + j] = m > T(0) ? (v >= T(0) ? m : -m) : T(0);

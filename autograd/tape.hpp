@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "autograd/var.hpp"
+#include "core/profile.hpp"
 
 namespace liegrad::ag {
 
@@ -57,7 +58,8 @@ void backward(const Var<T>& loss) {
 
 // Used by op wrappers: wraps `value` in a result Var and, when recording is on and
 // some input requires a gradient, records `step(out_grad)` on the tape. The step
-// is only called when a gradient reached the output.
+// is only called when a gradient reached the output. With profiling on, the step is
+// timed under the prof::Tag family active when the op was recorded.
 template <class T, class Step>
 Var<T> record_op(Array<T> value, std::initializer_list<const Var<T>*> inputs, Step&& step) {
   bool needs = false;
@@ -67,8 +69,9 @@ Var<T> record_op(Array<T> value, std::initializer_list<const Var<T>*> inputs, St
   if (needs) {
     out.node()->is_leaf = false;
     std::shared_ptr<Node<T>> node = out.node_ptr();
-    Tape<T>::current().record([node, s = std::forward<Step>(step)]() mutable {
+    Tape<T>::current().record([node, s = std::forward<Step>(step), tag = prof::current_tag()]() mutable {
       if (node->grad.empty()) return;  // nothing flowed into this output
+      prof::Scope timed(tag);          // the family tagged when the op ran (bench timing)
       s(static_cast<const Array<T>&>(node->grad));
       node->grad = Array<T>();  // intermediate gradients are freed once used
     });

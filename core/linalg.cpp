@@ -1,22 +1,81 @@
-// gemm via CBLAS; small_gemm as loop nests ordered so the innermost loop runs over
-// contiguous memory (the compiler vectorises it); batched_gemm picks between them.
+// Products. float: core/small_gemm's register-blocked kernel everywhere, with large
+// products split over the OpenMP threads (gemm, gemm_group) and batches run one matrix
+// per iteration (batched_gemm). double (gradient checks): CBLAS for gemm, loop nests
+// ordered so the innermost loop runs over contiguous memory for small_gemm.
 #include "core/linalg.hpp"
 
 #include <cblas.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "core/parallel.hpp"
+#include "core/small_gemm.hpp"
 
 namespace liegrad {
+
+namespace {
+
+// One block of a float product: rows [lo, hi) of C, or columns [lo, hi) when by_rows is false.
+struct Block {
+  const GemmCall<float>* call;
+  bool by_rows;
+  int64_t lo, hi;
+};
+
+// Splits a product into blocks of about 1 MFLOP (rows in multiples of 16, or columns in
+// multiples of 64 when there are few rows), at most 8 per thread.
+void split(const GemmCall<float>& c, int threads, std::vector<Block>& out) {
+  const double flops = 2.0 * static_cast<double>(c.M) * static_cast<double>(c.N) * static_cast<double>(c.K);
+  const bool by_rows = c.M >= 16 * threads;
+  const int64_t len = by_rows ? c.M : c.N;
+  const int64_t unit = by_rows ? 16 : 64;
+  const int64_t want = std::max<int64_t>(1, static_cast<int64_t>(flops / 2e6));
+  const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>({want, (len + unit - 1) / unit, 8 * threads}));
+  const int64_t step = ((len + blocks - 1) / blocks + unit - 1) / unit * unit;
+  for (int64_t lo = 0; lo < len; lo += step) out.push_back({&c, by_rows, lo, std::min(len, lo + step)});
+}
+
+void run_block(const Block& b) {
+  const GemmCall<float>& c = *b.call;
+  const int64_t n = b.hi - b.lo;
+  if (b.by_rows)
+    sgemm_small(c.trans_a, c.trans_b, n, c.N, c.K, c.alpha, c.trans_a ? c.A + b.lo : c.A + b.lo * c.lda, c.lda, c.B,
+                c.ldb, c.beta, c.C + b.lo * c.ldc, c.ldc);
+  else
+    sgemm_small(c.trans_a, c.trans_b, c.M, n, c.K, c.alpha, c.A, c.lda, c.trans_b ? c.B + b.lo * c.ldb : c.B + b.lo,
+                c.ldb, c.beta, c.C + b.lo, c.ldc);
+}
+
+}  // namespace
+
+// float: core/small_gemm's kernel (as fast as OpenBLAS's on liegrad's shapes), split
+// over OpenMP threads in blocks of C when there is enough work, so one thread pool runs
+// everything (OpenBLAS stays single-threaded; see parallel.hpp).
+template <>
+void gemm_group<float>(const std::vector<GemmCall<float>>& calls) {
+  double flops = 0;
+  for (const auto& c : calls) flops += 2.0 * static_cast<double>(c.M) * static_cast<double>(c.N) * static_cast<double>(c.K);
+  const int threads = num_threads();
+  if (threads < 2 || flops < static_cast<double>(kMinParallelFlops) || in_parallel_region()) {
+    for (const auto& c : calls)
+      if (c.M > 0 && c.N > 0) sgemm_small(c.trans_a, c.trans_b, c.M, c.N, c.K, c.alpha, c.A, c.lda, c.B, c.ldb, c.beta, c.C, c.ldc);
+    return;
+  }
+  std::vector<Block> blocks;
+  for (const auto& c : calls)
+    if (c.M > 0 && c.N > 0) split(c, threads, blocks);
+  const int64_t count = static_cast<int64_t>(blocks.size());
+#pragma omp parallel for schedule(dynamic, 1) if (count > 1)
+  for (int64_t i = 0; i < count; ++i) run_block(blocks[static_cast<size_t>(i)]);
+}
 
 template <>
 void gemm<float>(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                  const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   if (M == 0 || N == 0) return;
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(M), int(N), int(K),
-              alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
+  gemm_group<float>({GemmCall<float>{ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc}});
 }
 
 template <>
@@ -25,6 +84,12 @@ void gemm<double>(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alph
   if (M == 0 || N == 0) return;
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(M), int(N), int(K),
               alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
+}
+
+template <>
+void gemm_group<double>(const std::vector<GemmCall<double>>& calls) {
+  for (const auto& c : calls)
+    gemm<double>(c.trans_a, c.trans_b, c.M, c.N, c.K, c.alpha, c.A, c.lda, c.B, c.ldb, c.beta, c.C, c.ldc);
 }
 
 template <class T>
@@ -71,23 +136,39 @@ void small_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, cons
   }
 }
 
+// float: the register-blocked kernel of core/small_gemm.hpp.
+template <>
+void small_gemm<float>(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, const float* B,
+                       float beta, float* C) {
+  sgemm_small(ta, tb, M, N, K, alpha, A, ta ? M : K, B, tb ? K : N, beta, C, N);
+}
+
 template <class T>
 void batched_gemm(int64_t batch, bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
                   int64_t stride_a, const T* B, int64_t stride_b, T beta, T* C, int64_t stride_c) {
+  const int64_t lda = ta ? M : K, ldb = tb ? K : N;
+  if constexpr (std::is_same_v<T, float>) {
+    // Any size: the small kernel per matrix, OpenMP over the batch (one matrix: gemm splits it).
+    if (batch == 1) {
+      gemm<float>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, N);
+      return;
+    }
+    parallel_for(batch, grain_for_flops(2 * M * N * K), [&](int64_t b) {
+      sgemm_small(ta, tb, M, N, K, alpha, A + b * stride_a, lda, B + b * stride_b, ldb, beta, C + b * stride_c, N);
+    });
+    return;
+  }
   const bool small = M <= kSmallGemmMaxSide && N <= kSmallGemmMaxSide && K <= kSmallGemmMaxSide;
   if (small) {
-    parallel_for(batch, 4, [&](int64_t b) {
+    parallel_for(batch, grain_for_flops(2 * M * N * K), [&](int64_t b) {
       small_gemm(ta, tb, M, N, K, alpha, A + b * stride_a, B + b * stride_b, beta, C + b * stride_c);
     });
     return;
   }
-  const int64_t lda = ta ? M : K, ldb = tb ? K : N;
-  for (int64_t b = 0; b < batch; ++b)  // serial: each gemm may use BLAS threads
+  for (int64_t b = 0; b < batch; ++b)  // serial: BLAS is never called inside a parallel region
     gemm(ta, tb, M, N, K, alpha, A + b * stride_a, lda, B + b * stride_b, ldb, beta, C + b * stride_c, N);
 }
 
-template void small_gemm<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*, const float*, float,
-                                float*);
 template void small_gemm<double>(bool, bool, int64_t, int64_t, int64_t, double, const double*, const double*,
                                  double, double*);
 template void batched_gemm<float>(int64_t, bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t,

@@ -1,18 +1,42 @@
-// Matrix products on raw row-major buffers: a thin cblas_?gemm wrapper for large
-// products, and a batched product for many small matrices (every side <= 64) that
-// runs a hand-written kernel per matrix with OpenMP over the batch instead of
-// paying one BLAS call per matrix.
+// Matrix products on raw row-major buffers. float runs liegrad's register-blocked
+// kernel (core/small_gemm.hpp) for every size: gemm splits a large product into blocks
+// over the OpenMP threads, batched_gemm runs one matrix per iteration with OpenMP over
+// the batch. double (gradient checks) uses CBLAS for gemm and plain loops for small
+// matrices. BLAS is only ever called from serial code.
 //
 // Conventions: op(X) is X or X^T; C (M x N) = alpha * op(A) (M x K) * op(B) (K x N) + beta * C.
 // lda/ldb/ldc are row strides of the stored (untransposed) matrices.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 namespace liegrad {
 
 template <class T>
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
           const T* B, int64_t ldb, T beta, T* C, int64_t ldc);
+
+// Several independent products in one parallel region (float; double runs them in
+// turn through gemm): e.g. a layer's two backward products dX = dY W^T and dW = X^T dY.
+template <class T>
+struct GemmCall {
+  bool trans_a = false, trans_b = false;
+  int64_t M = 0, N = 0, K = 0;
+  T alpha = 1;
+  const T* A = nullptr;
+  int64_t lda = 0;
+  const T* B = nullptr;
+  int64_t ldb = 0;
+  T beta = 0;
+  T* C = nullptr;
+  int64_t ldc = 0;
+};
+template <class T>
+void gemm_group(const std::vector<GemmCall<T>>& calls);
+template <>
+void gemm_group<float>(const std::vector<GemmCall<float>>& calls);
+template <>
+void gemm_group<double>(const std::vector<GemmCall<double>>& calls);
 
 // For b in [0, batch): C_b = alpha * op(A_b) * op(B_b) + beta * C_b, where
 // X_b = X + b * stride_x. A stride of 0 broadcasts one matrix over the batch
@@ -26,6 +50,11 @@ void batched_gemm(int64_t batch, bool trans_a, bool trans_b, int64_t M, int64_t 
 template <class T>
 void small_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, const T* B,
                 T beta, T* C);
+
+// float runs the register-blocked kernel of core/small_gemm.hpp.
+template <>
+void small_gemm<float>(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                       const float* B, float beta, float* C);
 
 // Largest side for which batched_gemm uses the small kernel.
 inline constexpr int64_t kSmallGemmMaxSide = 64;

@@ -24,6 +24,7 @@
 // computed by the same code path, independently of its neighbours, with OpenMP over
 // the batch for n <= 64 (small_gemm) and a serial loop over BLAS gemm above.
 #include "groups/expm.hpp"
+#include "groups/expm_kernel.hpp"
 
 #include <algorithm>
 #include <array>
@@ -37,6 +38,7 @@
 #include "core/errors.hpp"
 #include "core/linalg.hpp"
 #include "core/parallel.hpp"
+#include "core/profile.hpp"
 
 namespace liegrad::groups {
 
@@ -92,7 +94,7 @@ Plan choose_plan(double norm) {
 template <class T>
 std::vector<Plan> make_plans(int64_t N, int64_t n, const T* A) {
   std::vector<Plan> plans(static_cast<size_t>(N));
-  parallel_for(N, 64, [&](int64_t b) { plans[static_cast<size_t>(b)] = choose_plan<T>(norm1(n, A + b * n * n)); });
+  parallel_for(N, grain_for(n * n), [&](int64_t b) { plans[static_cast<size_t>(b)] = choose_plan<T>(norm1(n, A + b * n * n)); });
   return plans;
 }
 
@@ -170,21 +172,41 @@ class Program {
       small_gemm(false, false, n_, n_, n_, T(1), x, y, beta, c);
   }
 
-  // out = sum c get(reg) over the nonzero terms
+  // out = sum c get(reg) over the nonzero terms, in one vectorised pass.
   template <class Get>
   void combine(T* out, std::initializer_list<Term> terms, Get get) const {
-    bool first = true;
+    const T* src[5] = {};
+    T c[5] = {};
+    int k = 0;
     for (const Term& t : terms) {
       if (t.c == 0) continue;
-      const T c = static_cast<T>(t.c);
-      const T* src = get(t.reg);
-      if (first)
-        for (int64_t i = 0; i < n2_; ++i) out[i] = c * src[i];
-      else
-        for (int64_t i = 0; i < n2_; ++i) out[i] += c * src[i];
-      first = false;
+      src[k] = get(t.reg);
+      c[k++] = static_cast<T>(t.c);
     }
-    if (first) std::fill(out, out + n2_, T(0));
+    const int64_t len = n2_;
+    switch (k) {
+      case 0: std::fill(out, out + len, T(0)); break;
+      case 1:
+#pragma omp simd
+        for (int64_t i = 0; i < len; ++i) out[i] = c[0] * src[0][i];
+        break;
+      case 2:
+#pragma omp simd
+        for (int64_t i = 0; i < len; ++i) out[i] = c[0] * src[0][i] + c[1] * src[1][i];
+        break;
+      case 3:
+#pragma omp simd
+        for (int64_t i = 0; i < len; ++i) out[i] = c[0] * src[0][i] + c[1] * src[1][i] + c[2] * src[2][i];
+        break;
+      default:
+#pragma omp simd
+        for (int64_t i = 0; i < len; ++i) {
+          T acc = c[0] * src[0][i] + c[1] * src[1][i] + c[2] * src[2][i] + c[3] * src[3][i];
+          if (k == 5) acc += c[4] * src[4][i];
+          out[i] = acc;
+        }
+        break;
+    }
   }
 
   int64_t n_, n2_;
@@ -327,7 +349,8 @@ struct ExpmCache {
 // owns `scratch_size` elements of scratch.
 template <class T, class F>
 void for_each_matrix(int64_t N, int64_t n, int64_t scratch_size, F&& body) {
-  const bool parallel = n <= kSmallGemmMaxSide && N > 1 && N * n * n * n >= (int64_t(1) << 14) && !in_parallel_region();
+  // About 10 n^3 operations per matrix and exponential.
+  const bool parallel = n <= kSmallGemmMaxSide && N > 1 && 20 * N * n * n * n >= kMinParallelFlops && !in_parallel_region();
 #pragma omp parallel if (parallel)
   {
     std::vector<T> scratch(static_cast<size_t>(scratch_size));
@@ -339,6 +362,7 @@ void for_each_matrix(int64_t N, int64_t n, int64_t scratch_size, F&& body) {
 // out = scale * X, X (n, n)
 template <class T>
 void scaled_copy(int64_t n, T scale, const T* x, T* out) {
+#pragma omp simd
   for (int64_t i = 0; i < n * n; ++i) out[i] = scale * x[i];
 }
 
@@ -351,10 +375,33 @@ void scaled_transpose(int64_t n, T scale, const T* x, T* out) {
 
 bool blas_ok(int64_t n) { return n > kSmallGemmMaxSide && !in_parallel_region(); }
 
+// One matrix, small kernels only (callers may be inside a parallel region).
+template <class T>
+void one_forward(int64_t n, const T* A, const Plan& plan, T* Q, T* scratch, T* cache) {
+  const int64_t n2 = n * n;
+  Program<T> p(n, false, plan.products(), scratch, nullptr, cache);
+  scaled_copy(n, static_cast<T>(std::ldexp(1.0, -plan.squarings)), A, p.slot(kX));
+  const T* r = p.value(run(p, plan));
+  std::copy(r, r + n2, Q);
+}
+
+template <class T>
+void one_pullback(int64_t n, const T* A, const Plan& plan, const T* G, T* dA, T* scratch, const T* cache) {
+  const int64_t n2 = n * n;
+  Program<T> p(n, false, plan.products(), scratch, scratch + kNumRegs * n2, const_cast<T*>(cache));
+  const T scale = static_cast<T>(std::ldexp(1.0, -plan.squarings));
+  scaled_copy(n, scale, A, p.slot(kX));
+  scaled_transpose(n, scale, G, p.tangent(kX));  // d(2^-s A) for direction G^T
+  const T* d = p.tangent(run(p, plan));
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) dA[i * n + j] += d[j * n + i];
+}
+
 // Q_b = exp(A_b); with a cache, also records the forward products (unless they would
 // exceed the cache budget, in which case the cache stays invalid).
 template <class T>
 void forward_impl(int64_t N, int64_t n, const T* A, T* Q, ExpmCache<T>* cache) {
+  prof::Scope timed(prof::Family::ExpForward);
   const int64_t n2 = n * n;
   std::vector<Plan> plans = make_plans(N, n, A);
   if (cache) {
@@ -385,6 +432,7 @@ void forward_impl(int64_t N, int64_t n, const T* A, T* Q, ExpmCache<T>* cache) {
 // dA_b += L_F(A_b, G_b^T)^T, F the forward's approximant; replays the cache if given.
 template <class T>
 void pullback_impl(int64_t N, int64_t n, const T* A, const T* G, T* dA, const ExpmCache<T>* cache) {
+  prof::Scope timed(prof::Family::ExpPullback);
   const int64_t n2 = n * n;
   std::vector<Plan> fresh;
   if (!cache) fresh = make_plans(N, n, A);
@@ -409,6 +457,28 @@ void pullback_impl(int64_t N, int64_t n, const T* A, const T* G, T* dA, const Ex
 void set_expm_cache_budget(int64_t bytes) {
   if (bytes < 0) throw ValueError("set_expm_cache_budget: budget must be >= 0 bytes, got " + std::to_string(bytes));
   g_cache_budget.store(bytes);
+}
+
+int ExpmPlan::products() const { return Plan{degree, squarings}.products(); }
+
+template <class T>
+ExpmPlan expm_plan(int64_t n, const T* A) {
+  const Plan p = choose_plan<T>(norm1(n, A));
+  return {p.degree, p.squarings};
+}
+
+int64_t expm_forward_scratch(int64_t n) { return kNumRegs * n * n; }
+int64_t expm_pullback_scratch(int64_t n) { return 2 * kNumRegs * n * n; }
+int64_t expm_cache_size(const ExpmPlan& plan, int64_t n) { return cached_products(Plan{plan.degree, plan.squarings}) * n * n; }
+
+template <class T>
+void expm_one_forward(int64_t n, const T* A, const ExpmPlan& plan, T* Q, T* scratch, T* cache) {
+  one_forward(n, A, Plan{plan.degree, plan.squarings}, Q, scratch, cache);
+}
+
+template <class T>
+void expm_one_pullback(int64_t n, const T* A, const ExpmPlan& plan, const T* G, T* dA, T* scratch, const T* cache) {
+  one_pullback(n, A, Plan{plan.degree, plan.squarings}, G, dA, scratch, cache);
 }
 
 template <class T>
@@ -437,6 +507,9 @@ ag::Var<T> expm(const ag::Var<T>& A) {
 }
 
 #define LIEGRAD_INSTANTIATE(T)                                              \
+  template ExpmPlan expm_plan<T>(int64_t, const T*);                        \
+  template void expm_one_forward<T>(int64_t, const T*, const ExpmPlan&, T*, T*, T*); \
+  template void expm_one_pullback<T>(int64_t, const T*, const ExpmPlan&, const T*, T*, T*, const T*); \
   template void expm_forward<T>(int64_t, int64_t, const T*, T*);            \
   template void expm_pullback<T>(int64_t, int64_t, const T*, const T*, T*); \
   template ag::Var<T> expm<T>(const ag::Var<T>&);

@@ -30,7 +30,7 @@ void require_group_size(const char* what, int64_t d) {
 namespace {
 
 // OpenMP grain: about 4096 matrix entries per thread at least.
-int64_t grain(int64_t n) { return std::max<int64_t>(1, 4096 / std::max<int64_t>(1, n * n)); }
+int64_t grain(int64_t n) { return grain_for(n * n); }
 
 std::string dims_str(int64_t n) { return "(" + std::to_string(n) + "," + std::to_string(n) + ")"; }
 

@@ -9,13 +9,16 @@
 #include "autograd/tape.hpp"
 #include "core/linalg.hpp"
 #include "core/parallel.hpp"
+#include "core/profile.hpp"
 #include "groups/expm.hpp"
+#include "groups/scan_ops.hpp"
+#include "groups/update_ops.hpp"
 
 namespace liegrad::groups {
 
 namespace {
 
-int64_t grain(int64_t n) { return std::max<int64_t>(1, 4096 / std::max<int64_t>(1, n * n)); }
+int64_t grain(int64_t n) { return grain_for(n * n); }
 
 std::string nn_str(int64_t n) { return "(" + std::to_string(n) + "," + std::to_string(n) + ")"; }
 
@@ -97,8 +100,10 @@ void inner_all_backward(const Group& g, int64_t N, int64_t V, const T* dout, con
   const int64_t nn = g.n() * g.n();
   const T s = static_cast<T>(g.real_scale());
   if (N == 0 || V == 0) return;
-  if (dH) gemm<T>(false, false, N, nn, V, s, dout, V, P, nn, T(1), dH, nn);
-  if (dP) gemm<T>(true, false, V, nn, N, s, dout, V, H, nn, T(1), dP, nn);
+  std::vector<GemmCall<T>> calls;  // both products in one parallel region
+  if (dH) calls.push_back({false, false, N, nn, V, s, dout, V, P, nn, T(1), dH, nn});
+  if (dP) calls.push_back({true, false, V, nn, N, s, dout, V, H, nn, T(1), dP, nn});
+  gemm_group<T>(calls);
 }
 
 // ---- tape wrappers ----
@@ -106,9 +111,11 @@ void inner_all_backward(const Group& g, int64_t N, int64_t V, const T* dout, con
 template <class T>
 ag::Var<T> project(const Group& g, const ag::Var<T>& X) {
   const int64_t N = matrices(g, "project", X.shape());
+  prof::Scope timed(prof::Family::Tangent);
   Array<T> out(X.shape());
   project_forward(g, N, X.value().data(), out.data());
   return ag::record_op<T>(std::move(out), {&X}, [&g, X, N](const Array<T>& G) {
+    prof::Scope timed_b(prof::Family::Tangent);
     project_backward(g, N, G.data(), X.node()->grad_ref().data());
   });
 }
@@ -122,8 +129,10 @@ ag::Var<T> hat(const Group& g, const ag::Var<T>& u) {
                      ", got " + s.str());
   const int64_t N = s.ndim == 2 ? s[0] : 1;
   Array<T> out(s.ndim == 2 ? Shape{N, n, n} : Shape{n, n});
+  prof::Scope timed(prof::Family::Tangent);
   hat_forward(g, N, u.value().data(), out.data());
   return ag::record_op<T>(std::move(out), {&u}, [&g, u, N](const Array<T>& G) {
+    prof::Scope timed_b(prof::Family::Tangent);
     hat_backward(g, N, G.data(), u.node()->grad_ref().data());
   });
 }
@@ -132,8 +141,10 @@ template <class T>
 ag::Var<T> vee(const Group& g, const ag::Var<T>& A) {
   const int64_t N = matrices(g, "vee", A.shape()), m = g.dim();
   Array<T> out(A.shape().ndim == 3 ? Shape{N, m} : Shape{m});
+  prof::Scope timed(prof::Family::Tangent);
   vee_forward(g, N, A.value().data(), out.data());
   return ag::record_op<T>(std::move(out), {&A}, [&g, A, N](const Array<T>& G) {
+    prof::Scope timed_b(prof::Family::Tangent);
     vee_backward(g, N, G.data(), A.node()->grad_ref().data());
   });
 }
@@ -148,9 +159,11 @@ ag::Var<T> compose(const Group& g, const ag::Var<T>& H, const ag::Var<T>& P, boo
   if (H.shape().ndim == 3 && P.shape().ndim == 3 && H.shape()[0] != P.shape()[0])
     throw ShapeError("compose (" + g.name() + "): batch sizes differ: " + H.shape().str() + " and " +
                      P.shape().str());
+  prof::Scope timed(prof::Family::SmallProducts);
   Array<T> out;
   ag::matmul_forward(out, H.value(), P.value(), conj_h, conj_p);
   return ag::record_op<T>(std::move(out), {&H, &P}, [H, P, conj_h, conj_p](const Array<T>& G) {
+    prof::Scope timed_b(prof::Family::SmallProducts);
     ag::matmul_backward(H.requires_grad() ? &H.node()->grad_ref() : nullptr,
                         P.requires_grad() ? &P.node()->grad_ref() : nullptr, G, H.value(), P.value(), conj_h,
                         conj_p);
@@ -161,9 +174,11 @@ template <class T>
 ag::Var<T> inner_all(const Group& g, const ag::Var<T>& H, const ag::Var<T>& P) {
   const int64_t N = matrices(g, "inner_all", H.shape(), true);
   const int64_t V = matrices(g, "inner_all", P.shape(), true);
+  prof::Scope timed(prof::Family::Readout);
   Array<T> out(Shape{N, V});
   inner_all_forward(g, N, V, H.value().data(), P.value().data(), out.data());
   return ag::record_op<T>(std::move(out), {&H, &P}, [&g, H, P, N, V](const Array<T>& G) {
+    prof::Scope timed_b(prof::Family::Readout);
     inner_all_backward(g, N, V, G.data(), H.value().data(), P.value().data(),
                        H.requires_grad() ? H.node()->grad_ref().data() : nullptr,
                        P.requires_grad() ? P.node()->grad_ref().data() : nullptr);
@@ -242,6 +257,9 @@ std::vector<ag::OpCheck> group_op_checks() {
       return compose(gr, x[0], expm(hat(gr, u)));
     }));
   }
+  // The fused ops built on these (groups/update_ops.hpp).
+  for (ag::OpCheck& u : update_op_checks()) c.push_back(std::move(u));
+  for (ag::OpCheck& u : scan_op_checks()) c.push_back(std::move(u));
   return c;
 }
 

@@ -11,7 +11,7 @@ namespace liegrad::groups {
 
 template <class T>
 void renormalize_kernel(int64_t N, int64_t n, T* H) {
-  parallel_for(N, 1, [&](int64_t b) {
+  parallel_for(N, grain_for_flops(4 * n * n * n), [&](int64_t b) {
     T* h = H + b * n * n;
     std::vector<T> c(static_cast<size_t>(n * n)), out(static_cast<size_t>(n * n));
     // c = (3I - H^T H) / 2

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "autograd/ops.hpp"
+#include "core/profile.hpp"
 #include "models/config.hpp"
 
 namespace liegrad::models {
@@ -50,30 +51,25 @@ ag::Var<T> Lstm<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int64
                      std::to_string(2 * layers_));
   Var<T> x = embedding(embed_, inputs, {B, T_});  // (B,T,h)
   std::vector<Array<T>> final_state;
+  prof::Tag dense(prof::Family::Dense);
   for (int64_t l = 0; l < layers_; ++l) {
     const Layer& cell = cells_[static_cast<size_t>(l)];
-    Var<T> xw = add(matmul(x, cell.w_ih), cell.bias);  // (B,T,4h), all steps in one product
-    Var<T> hs = Var<T>::constant(carry ? state->tensors[static_cast<size_t>(2 * l)] : Array<T>(Shape{B, h}));
-    Var<T> cs = Var<T>::constant(carry ? state->tensors[static_cast<size_t>(2 * l + 1)] : Array<T>(Shape{B, h}));
-    if (hs.shape() != Shape{B, h}) throw ShapeError("lstm: carried state " + hs.shape().str() + " does not fit batch " + std::to_string(B));
-    std::vector<Var<T>> outs;
-    outs.reserve(static_cast<size_t>(T_));
-    for (int64_t t = 0; t < T_; ++t) {
-      Var<T> g = add(reshape(slice(xw, 1, t, t + 1), Shape{B, 4 * h}), matmul(hs, cell.w_hh));  // (B,4h)
-      Var<T> i = sigmoid(slice(g, 1, 0, h));
-      Var<T> f = sigmoid(slice(g, 1, h, 2 * h));
-      Var<T> gg = tanh(slice(g, 1, 2 * h, 3 * h));
-      Var<T> o = sigmoid(slice(g, 1, 3 * h, 4 * h));
-      cs = add(mul(f, cs), mul(i, gg));
-      hs = mul(o, tanh(cs));
-      outs.push_back(reshape(hs, Shape{B, 1, h}));
-    }
-    final_state.push_back(hs.value());
-    final_state.push_back(cs.value());
-    x = concat(outs, 1);  // (B,T,h)
+    Var<T> xw = linear(x, cell.w_ih, cell.bias);  // (B,T,4h), all steps in one product
+    Var<T> h0 = Var<T>::constant(carry ? state->tensors[static_cast<size_t>(2 * l)] : Array<T>(Shape{B, h}));
+    Var<T> c0 = Var<T>::constant(carry ? state->tensors[static_cast<size_t>(2 * l + 1)] : Array<T>(Shape{B, h}));
+    if (h0.shape() != Shape{B, h}) throw ShapeError("lstm: carried state " + h0.shape().str() + " does not fit batch " + std::to_string(B));
+    // The whole window of this layer in one fused op (autograd/lstm_scan.hpp).
+    Array<T> c_last;
+    x = lstm_scan(xw, cell.w_hh, h0, c0, &c_last);  // (B,T,h)
+    Array<T> h_last(Shape{B, h});
+    for (int64_t b = 0; b < B; ++b)
+      std::copy(x.value().data() + (b * T_ + T_ - 1) * h, x.value().data() + (b * T_ + T_) * h, h_last.data() + b * h);
+    final_state.push_back(std::move(h_last));
+    final_state.push_back(std::move(c_last));
   }
   if (state) state->tensors = std::move(final_state);
-  return add(matmul(x, head_w_), head_b_);  // (B,T,V)
+  prof::Tag readout(prof::Family::Readout);
+  return linear(x, head_w_, head_b_);  // (B,T,V)
 }
 
 template class Lstm<float>;

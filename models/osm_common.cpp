@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "autograd/ops.hpp"
+#include "core/profile.hpp"
 #include "groups/expm.hpp"
 #include "groups/group_ops.hpp"
 
@@ -58,12 +59,27 @@ TangentMixing<T>::TangentMixing(const std::string& name, MixingKind kind, int64_
 
 template <class T>
 ag::Var<T> TangentMixing<T>::apply(const ag::Var<T>& u) const {
+  prof::Tag timed(prof::Family::Tangent);
   switch (kind_) {
     case MixingKind::Identity: return u;
     case MixingKind::Linear: return ag::matmul(u, gamma_, false, true);
     case MixingKind::LowRank: return ag::add(u, ag::matmul(ag::matmul(u, lr_v_), lr_u_, false, true));
   }
   return u;
+}
+
+template <class T>
+ag::Var<T> TangentMixing<T>::dense() const {
+  switch (kind_) {
+    case MixingKind::Identity: return ag::Var<T>();
+    case MixingKind::Linear: return gamma_;
+    case MixingKind::LowRank: {
+      prof::Tag timed(prof::Family::Tangent);
+      const int64_t m = lr_u_.shape()[0];
+      return ag::add(ag::Var<T>::constant(Array<T>::eye(m)), ag::matmul(lr_u_, lr_v_, false, true));
+    }
+  }
+  return ag::Var<T>();
 }
 
 template <class T>
@@ -86,6 +102,7 @@ PrototypeReadout<T>::PrototypeReadout(const OsmCommonConfig& cfg, int64_t V, Rng
 
 template <class T>
 ag::Var<T> PrototypeReadout<T>::logits(const ag::Var<T>& H) const {
+  prof::Tag timed(prof::Family::Readout);
   ag::Var<T> s = groups::inner_all(*group_, H, proto_.elements());  // (N,V)
   return ag::add(ag::mul(s, ag::exp(log_tau_)), bias_);
 }

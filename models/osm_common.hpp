@@ -39,6 +39,9 @@ class TangentMixing {
                 std::vector<groups::Parameter<T>>& params);
   // u (N,m) -> u Gamma^T (N,m).
   ag::Var<T> apply(const ag::Var<T>& u) const;
+  // Gamma as a dense (m,m) Var on the tape (lowrank: I + U V^T), or an undefined Var
+  // for identity mixing: the form groups::relative_update takes.
+  ag::Var<T> dense() const;
 
  private:
   MixingKind kind_ = MixingKind::Identity;

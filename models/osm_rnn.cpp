@@ -3,7 +3,7 @@
 
 #include "autograd/ops.hpp"
 #include "groups/group_ops.hpp"
-#include "groups/renormalize.hpp"
+#include "groups/scan_ops.hpp"
 
 namespace liegrad::models {
 
@@ -34,7 +34,7 @@ template <class T>
 ag::Var<T> OsmRnn<T>::encode(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) {
   using namespace ag;
   const groups::Group& g = *cfg_.group;
-  const int64_t n = g.n(), V = this->V_;
+  const int64_t n = g.n();
   if (static_cast<int64_t>(inputs.size()) != B * T_)
     throw ShapeError("osm_rnn: " + std::to_string(inputs.size()) + " inputs for a (" + std::to_string(B) + "," +
                      std::to_string(T_) + ") batch");
@@ -48,26 +48,20 @@ ag::Var<T> OsmRnn<T>::encode(const std::vector<int32_t>& inputs, int64_t B, int6
     for (int64_t b = 0; b < B; ++b)
       for (int64_t i = 0; i < n; ++i) H0.at(b, i, i) = T(1);
   }
-  Var<T> H = Var<T>::constant(std::move(H0));
-  Var<T> table = reshape(embed_.elements(), Shape{V, n * n});  // token elements, flattened
-  std::vector<Var<T>> states;
-  states.reserve(static_cast<size_t>(T_));
-  std::vector<int32_t> ids(static_cast<size_t>(B));
-  for (int64_t t = 0; t < T_; ++t) {
-    for (int64_t b = 0; b < B; ++b) ids[static_cast<size_t>(b)] = inputs[static_cast<size_t>(b * T_ + t)];
-    Var<T> M = reshape(embedding(table, ids, {B}), Shape{B, n, n});
-    Var<T> u;
-    if (drive_ == Drive::Token)
-      u = groups::vee(g, M);
-    else
-      u = groups::vee(g, groups::compose(g, H, M, true, false));  // coords of Pi(H* M)
-    if (drive_ == Drive::Both) u = add(u, groups::vee(g, M));
-    H = exp_update(g, H, mix_.apply(u));
-    if (renormalize_every_ > 0 && (t + 1) % renormalize_every_ == 0) H = groups::renormalize(g, H);
-    states.push_back(reshape(H, Shape{B, 1, n * n}));
+  // The whole window in one fused op (groups/scan_ops.hpp): lanes in parallel, steps in order.
+  const groups::ScanDrive drive = drive_ == Drive::Relative ? groups::ScanDrive::Relative
+                                  : drive_ == Drive::Token  ? groups::ScanDrive::Token
+                                                            : groups::ScanDrive::Both;
+  Var<T> states = groups::osm_scan(g, Var<T>::constant(std::move(H0)), embed_.elements(), inputs, B, T_, mix_.dense(),
+                                   drive, renormalize_every_);  // (B*T,n,n)
+  if (state) {
+    Array<T> last(Shape{B, n, n});
+    for (int64_t b = 0; b < B; ++b)
+      std::copy(states.value().data() + (b * T_ + T_ - 1) * n * n, states.value().data() + (b * T_ + T_) * n * n,
+                last.data() + b * n * n);
+    state->tensors = {std::move(last)};
   }
-  if (state) state->tensors = {H.value()};
-  return reshape(concat(states, 1), Shape{B * T_, n, n});  // (B*T,n,n)
+  return states;
 }
 
 template class OsmRnn<float>;

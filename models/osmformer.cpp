@@ -4,7 +4,9 @@
 #include <cmath>
 
 #include "autograd/ops.hpp"
+#include "core/profile.hpp"
 #include "groups/group_ops.hpp"
+#include "groups/update_ops.hpp"
 
 namespace liegrad::models {
 
@@ -66,13 +68,11 @@ ag::Var<T> OsmFormer<T>::encode(const std::vector<int32_t>& inputs, int64_t B, i
   Var<T> H = M;
   const T s_real = static_cast<T>(g.real_scale());
   for (const Layer& layer : blocks_) {
-    Var<T> X = reshape(H, Shape{B, T_, n * n});
-    Var<T> gram = scale(matmul(X, X, false, true), s_real);  // Re tr(H_i* H_j), (B,T,T)
-    Var<T> a = softmax(causal_attention_scores(gram, exp(layer.log_beta), slopes, h, false));  // (B*h,T,T)
-    Var<T> abar = reshape(mean(reshape(a, Shape{B, h, T_ * T_}), 1), Shape{B, T_, T_});      // head average
-    Var<T> A = reshape(matmul(abar, X), Shape{N, n, n});                                      // (B*T,n,n)
-    H = exp_update(g, H, layer.mix_att.apply(groups::vee(g, groups::compose(g, H, A, true, false))));
-    if (grounding_) H = exp_update(g, H, layer.mix_gnd.apply(groups::vee(g, groups::compose(g, H, M, true, false))));
+    // A_i = (1/h) sum_k sum_j a^k_ij H_j, one fused op (autograd/mean_attention.hpp).
+    const Var<T> A = mean_head_attention(H, layer.log_beta, slopes, s_real, B, T_);
+    // H <- H exp(hat(Gamma vee(H* A))), then the same towards the token elements M.
+    H = groups::relative_update(g, H, A, layer.mix_att.dense());
+    if (grounding_) H = groups::relative_update(g, H, M, layer.mix_gnd.dense());
   }
   return H;
 }

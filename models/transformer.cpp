@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "autograd/ops.hpp"
+#include "core/profile.hpp"
 #include "models/config.hpp"
 
 namespace liegrad::models {
@@ -75,20 +76,33 @@ ag::Var<T> Transformer<T>::attention(const Block& blk, const ag::Var<T>& h) {
   using namespace ag;
   const int H = static_cast<int>(heads_);
   const int64_t D = D_;
-  Var<T> qkv = add(matmul(h, blk.qkv_w), blk.qkv_b);  // (B,T,3D)
+  Var<T> qkv;
+  {
+    prof::Tag timed(prof::Family::Dense);
+    qkv = linear(h, blk.qkv_w, blk.qkv_b);  // (B,T,3D)
+  }
+  prof::Tag timed(prof::Family::Attention);
+  const T inv_sqrt = static_cast<T>(1.0 / std::sqrt(static_cast<double>(D / H)));
+  std::vector<T> slopes;
+  if (alibi_)
+    for (double x : alibi_slopes(H)) slopes.push_back(static_cast<T>(x));
+  if (!(training_ && dropout_ > 0)) {
+    // All heads in one fused op (autograd/causal_mha.hpp); the unfused chain below
+    // remains for attention dropout.
+    Var<T> o = causal_self_attention(qkv, H, slopes, inv_sqrt);  // (B,T,D)
+    prof::Tag dense(prof::Family::Dense);
+    return linear(o, blk.proj_w, blk.proj_b);
+  }
   Var<T> q = split_heads(slice(qkv, 2, 0, D), H);      // (B*H,T,D/H)
   Var<T> k = split_heads(slice(qkv, 2, D, 2 * D), H);
   Var<T> v = split_heads(slice(qkv, 2, 2 * D, 3 * D), H);
   Var<T> s = matmul(q, k, false, true);                 // (B*H,T,T)
-  const T inv_sqrt = static_cast<T>(1.0 / std::sqrt(static_cast<double>(D / H)));
   Var<T> scale_c = Var<T>::constant(Array<T>(Shape{H}, inv_sqrt));
-  std::vector<T> slopes;
-  if (alibi_)
-    for (double x : alibi_slopes(H)) slopes.push_back(static_cast<T>(x));
   Var<T> a = softmax(causal_attention_scores(s, scale_c, slopes, H, true));
   if (training_ && dropout_ > 0) a = dropout(a, dropout_, dropout_rng_);
   Var<T> o = merge_heads(matmul(a, v), H);              // (B,T,D)
-  return add(matmul(o, blk.proj_w), blk.proj_b);
+  prof::Tag dense(prof::Family::Dense);
+  return linear(o, blk.proj_w, blk.proj_b);
 }
 
 template <class T>
@@ -99,15 +113,17 @@ ag::Var<T> Transformer<T>::forward(const std::vector<int32_t>& inputs, int64_t B
   if (drop) x = dropout(x, dropout_, dropout_rng_);
   for (const Block& blk : blocks_) {
     Var<T> a = attention(blk, layer_norm(x, blk.ln1_w, blk.ln1_b));
+    prof::Tag timed(prof::Family::Dense);
     if (drop) a = dropout(a, dropout_, dropout_rng_);
     x = add(x, a);
-    Var<T> m = gelu(add(matmul(layer_norm(x, blk.ln2_w, blk.ln2_b), blk.fc_w), blk.fc_b));
-    m = add(matmul(m, blk.fc2_w), blk.fc2_b);
+    Var<T> m = linear_gelu(layer_norm(x, blk.ln2_w, blk.ln2_b), blk.fc_w, blk.fc_b);
+    m = linear(m, blk.fc2_w, blk.fc2_b);
     if (drop) m = dropout(m, dropout_, dropout_rng_);
     x = add(x, m);
   }
   x = layer_norm(x, lnf_w_, lnf_b_);
-  return add(matmul(x, head_w_), head_b_);  // (B,T,V)
+  prof::Tag timed(prof::Family::Readout);
+  return linear(x, head_w_, head_b_);  // (B,T,V)
 }
 
 template class Transformer<float>;

@@ -1,6 +1,7 @@
 // The training and exponential benchmarks (see bench.hpp).
 #include "train/bench.hpp"
 
+#include <cblas.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstdio>
 
 #include "autograd/ops.hpp"
+#include "core/linalg.hpp"
 #include "core/parallel.hpp"
 #include "core/profile.hpp"
 #include "core/rng.hpp"
@@ -146,8 +148,23 @@ BenchResult bench_training(const nlohmann::json& config, const BenchOptions& opt
     }
     r.breakdown.emplace_back("other", std::max(0.0, 1.0 - used / profiled));
   }
+  r.flops_per_token = training_flops_per_token(model->config(), V, T_);
+  r.gflop_per_s = r.flops_per_token * static_cast<double>(B * T_) / std::max(r.step_seconds_median, 1e-12) * 1e-9;
   r.peak_rss_mib = peak_rss_mib();
   return r;
+}
+
+double training_flops_per_token(const nlohmann::json& m, int64_t V, int64_t T_) {
+  const std::string type = m.value("type", "");
+  if (type == "transformer") {
+    const double D = m.value("D", 0.0), L = m.value("layers", 0.0);
+    return L * (72 * D * D + 6 * static_cast<double>(T_) * D) + 6 * D * static_cast<double>(V);
+  }
+  if (type == "lstm") {
+    const double h = m.value("hidden", 0.0), L = m.value("layers", 0.0);
+    return 48 * L * h * h + 6 * h * static_cast<double>(V);
+  }
+  return 0;
 }
 
 nlohmann::json BenchResult::to_json() const {
@@ -165,6 +182,8 @@ nlohmann::json BenchResult::to_json() const {
           {"step_seconds_median", step_seconds_median},
           {"tokens_per_cpu_s", tokens_per_cpu_s},
           {"time_share", share},
+          {"flops_per_token", flops_per_token > 0 ? nlohmann::json(flops_per_token) : nlohmann::json()},
+          {"gflop_per_s", gflop_per_s > 0 ? nlohmann::json(gflop_per_s) : nlohmann::json()},
           {"peak_rss_mib", peak_rss_mib}};
 }
 
@@ -185,6 +204,10 @@ std::string BenchResult::to_text() const {
       s += buf;
     }
     s += "\n";
+  }
+  if (flops_per_token > 0) {
+    std::snprintf(buf, sizeof buf, "matrix products: %.0f FLOP per token, %.1f GFLOP/s\n", flops_per_token, gflop_per_s);
+    s += buf;
   }
   std::snprintf(buf, sizeof buf, "peak resident memory: %.1f MiB\n", peak_rss_mib);
   s += buf;
@@ -266,6 +289,53 @@ std::string ExpmBenchResult::to_text() const {
                 "peak resident memory: %.1f MiB\n",
                 static_cast<long long>(n), static_cast<long long>(N), threads, repeats, tape.median, tape.min,
                 tape.max, tape_per_cpu_s, kernels.median, kernels.min, kernels.max, peak_rss_mib);
+  return buf;
+}
+
+GemmBenchResult bench_gemm(int64_t n, int repeats, int threads) {
+  if (n < 1 || repeats < 1) throw ValueError("bench --op gemm: n and repeats must be >= 1");
+  if (threads > 0) set_num_threads(threads);
+  Rng rng(7);
+  const Array<float> A = rng.normal_array<float>(Shape{n, n}), B = rng.normal_array<float>(Shape{n, n});
+  Array<float> C(Shape{n, n});
+  const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  auto rate = [&](auto&& f) {
+    f();  // warm-up
+    std::vector<double> g;
+    for (int r = 0; r < repeats; ++r) {
+      const auto t0 = Clock::now();
+      f();
+      g.push_back(flops / since(t0) * 1e-9);
+    }
+    return spread(g);
+  };
+  GemmBenchResult r;
+  r.n = n;
+  r.repeats = repeats;
+  r.threads = num_threads();
+  r.liegrad = rate([&] { gemm<float>(false, false, n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C.data(), n); });
+  openblas_set_num_threads(r.threads);  // OpenBLAS's own threads, for this comparison only
+  r.openblas = rate([&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(n), static_cast<int>(n),
+                1.0f, A.data(), static_cast<int>(n), B.data(), static_cast<int>(n), 0.0f, C.data(), static_cast<int>(n));
+  });
+  set_num_threads(r.threads);  // back to single-threaded BLAS
+  return r;
+}
+
+nlohmann::json GemmBenchResult::to_json() const {
+  return {{"op", "gemm"}, {"n", n}, {"repeats", repeats}, {"threads", threads},
+          {"liegrad_gflop_per_s", spread_json(liegrad)}, {"openblas_gflop_per_s", spread_json(openblas)}};
+}
+
+std::string GemmBenchResult::to_text() const {
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "float GEMM %lld x %lld x %lld, %d threads, %d repeats\n"
+                "liegrad gemm:   median %.1f GFLOP/s (min %.1f, max %.1f)\n"
+                "OpenBLAS sgemm: median %.1f GFLOP/s (min %.1f, max %.1f)\n",
+                static_cast<long long>(n), static_cast<long long>(n), static_cast<long long>(n), threads, repeats,
+                liegrad.median, liegrad.min, liegrad.max, openblas.median, openblas.min, openblas.max);
   return buf;
 }
 

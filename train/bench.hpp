@@ -47,12 +47,33 @@ struct BenchResult {
   double tokens_per_cpu_s = 0;
   // (family, share of the timed steps' wall time), families in profile order, then "other".
   std::vector<std::pair<std::string, double>> breakdown;
+  // Matrix-product FLOPs of one training step per token (multiply-add = 2, backward =
+  // twice the forward; causal attention counts the half it computes) and the rate they
+  // are done at (median step); 0 where no closed form is kept (the OSM models, whose
+  // exponentials' cost depends on the data).
+  double flops_per_token = 0, gflop_per_s = 0;
   double peak_rss_mib = 0;
   nlohmann::json to_json() const;
   std::string to_text() const;
 };
 
 BenchResult bench_training(const nlohmann::json& config, const BenchOptions& options);
+
+// The closed-form training FLOPs per token of a resolved model config (see above), or 0:
+//   transformer: L (72 D^2 + 6 T D) + 6 D V;   lstm: 48 L h^2 + 6 h V.
+double training_flops_per_token(const nlohmann::json& model_config, int64_t vocab, int64_t seq_len);
+
+// Single-precision GEMM rate on n x n x n products (GFLOP/s over `repeats`, median),
+// through liegrad's float gemm and through OpenBLAS (cblas_sgemm), both with `threads`
+// threads: the machine's practical peak for the achieved rates above.
+struct GemmBenchResult {
+  int64_t n = 0;
+  int repeats = 0, threads = 0;
+  Spread liegrad, openblas;
+  nlohmann::json to_json() const;
+  std::string to_text() const;
+};
+GemmBenchResult bench_gemm(int64_t n, int repeats, int threads);
 
 struct ExpmBenchResult {
   int64_t n = 0, N = 0;

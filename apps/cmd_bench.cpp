@@ -1,0 +1,61 @@
+// `liegrad bench --config FILE [--set k=v ...] [--steps N] [--warmup W] [--threads T] [--json]`,
+// `liegrad bench --op expm [--d 16] [--n 4096] [--repeats R] [--threads T] [--json]` and
+// `liegrad bench --op gemm [--n 1024] ...`: training throughput on synthetic tokens, the
+// batched exponential with its pullback alone, or the float GEMM rate (train/bench.hpp).
+#include <cstdio>
+
+#include "apps/commands.hpp"
+#include "train/bench.hpp"
+#include "train/run_config.hpp"
+
+namespace liegrad::app {
+
+int cmd_bench(const std::vector<std::string>& argv) {
+  Args args(argv, {"help", "json", "no-profile"},
+            {"config", "steps", "warmup", "threads", "op", "d", "n", "repeats", "data-dir"}, {"set"});
+  if (args.flag("help")) {
+    std::printf(
+        "usage: liegrad bench --config FILE [--set key=value ...] [--steps N] [--warmup W] [--threads T]\n"
+        "                     [--no-profile] [--json]\n"
+        "       liegrad bench --op expm [--d 16] [--n 4096] [--repeats 10] [--threads T] [--json]\n"
+        "       liegrad bench --op gemm [--n 1024] [--repeats 10] [--threads T] [--json]\n"
+        "Times N training steps (default 20, after W = 3 warm-up steps) of the configured model on\n"
+        "synthetic tokens at the configured batch x seq_len and prints the median tokens/s (min, max),\n"
+        "the share of time per op family and the peak resident memory. --op expm times the batched\n"
+        "exponential of N random d x d skew matrices with its pullback (median matrices/s).\n"
+        "The time shares come from max(2, N/4) extra steps with per-family timers on\n"
+        "(--no-profile skips them); tokens/s come from the N timed steps, run with the timers off.\n"
+        "--op gemm times n x n x n float products through liegrad's gemm and OpenBLAS (GFLOP/s),\n"
+        "the machine's practical peak for the GFLOP/s that transformer and lstm runs report.\n"
+        "--threads defaults to the config's train.threads (2) or, for --op, the OpenMP default.\n");
+    return 0;
+  }
+  const bool json = args.flag("json");
+  if (args.has("op") && args.get("op") == "gemm") {
+    const auto r = train::bench_gemm(args.get_int("n", 1024), args.get_int("repeats", 10), args.get_int("threads", 0));
+    std::printf("%s", json ? (r.to_json().dump() + "\n").c_str() : r.to_text().c_str());
+    return 0;
+  }
+  if (args.has("op")) {
+    if (args.get("op") != "expm") throw UsageError("--op: unknown op '" + args.get("op") + "' (known: expm, gemm)");
+    const auto r = train::bench_expm(args.get_int("d", 16), args.get_int("n", 4096), args.get_int("repeats", 10),
+                                     args.get_int("threads", 0));
+    std::printf("%s", json ? (r.to_json().dump() + "\n").c_str() : r.to_text().c_str());
+    return 0;
+  }
+  if (!args.has("config")) throw UsageError("--config FILE (or --op expm) is required (see --help)");
+  nlohmann::json config = train::read_json_file(args.get("config"));
+  train::apply_overrides(config, args.all("set"));
+  train::BenchOptions opt;
+  opt.steps = args.get_int("steps", 20);
+  opt.warmup = args.get_int("warmup", 3);
+  opt.threads = args.get_int("threads", 0);
+  opt.profile = !args.flag("no-profile");
+  opt.data_dir = args.get("data-dir");
+  if (opt.steps < 1 || opt.warmup < 0) throw UsageError("--steps must be >= 1 and --warmup >= 0");
+  const auto r = train::bench_training(config, opt);
+  std::printf("%s", json ? (r.to_json().dump() + "\n").c_str() : r.to_text().c_str());
+  return 0;
+}
+
+}  // namespace liegrad::app

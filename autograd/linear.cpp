@@ -1,0 +1,110 @@
+// Kernels and wrappers of the fused dense layers (see linear.hpp).
+#include "autograd/linear.hpp"
+
+#include <memory>
+#include <vector>
+
+#include "autograd/tape.hpp"
+#include "core/buffer.hpp"
+#include "core/linalg.hpp"
+#include "core/parallel.hpp"
+#include "core/vmath.hpp"
+
+namespace liegrad::ag {
+
+namespace {
+
+struct Dims {
+  int64_t R, K, N;
+};
+
+template <class T>
+Dims check(const char* op, const Var<T>& x, const Var<T>& W, const Var<T>& b) {
+  const Shape& ws = W.shape();
+  if (ws.ndim != 2 || x.shape().ndim < 1 || x.shape().cols() != ws[0])
+    throw ShapeError(std::string(op) + ": x " + x.shape().str() + " and W " + ws.str() +
+                     " do not chain (need x (..,K) and W (K,N))");
+  if (b.defined() && b.size() != ws[1])
+    throw ShapeError(std::string(op) + ": bias " + b.shape().str() + " must have N = " + std::to_string(ws[1]) +
+                     " elements");
+  return {x.size() / ws[0], ws[0], ws[1]};
+}
+
+template <class T>
+Shape out_shape(const Shape& xs, int64_t N) {
+  std::vector<int64_t> d = xs.vec();
+  d.back() = N;
+  return Shape::of(d);
+}
+
+// out (R,N) = x W (+ b)
+template <class T>
+void forward(const Dims& d, const T* x, const T* W, const T* b, T* out) {
+  if (b)
+    for (int64_t r = 0; r < d.R; ++r) std::copy(b, b + d.N, out + r * d.N);
+  gemm<T>(false, false, d.R, d.N, d.K, T(1), x, d.K, W, d.N, b ? T(1) : T(0), out, d.N);
+}
+
+// Given dpre (R,N): dx += dpre W^T, dW += x^T dpre, db += colsum(dpre).
+template <class T>
+void backward(const Dims& d, const T* dpre, const T* x, const T* W, T* dx, T* dW, T* db) {
+  std::vector<GemmCall<T>> calls;  // both products in one parallel region
+  if (dx) calls.push_back({false, true, d.R, d.K, d.N, T(1), dpre, d.N, W, d.N, T(1), dx, d.K});
+  if (dW) calls.push_back({true, false, d.K, d.N, d.R, T(1), x, d.K, dpre, d.N, T(1), dW, d.N});
+  gemm_group<T>(calls);
+  if (db) {
+    std::vector<double> acc(static_cast<size_t>(d.N), 0.0);
+    for (int64_t r = 0; r < d.R; ++r) {
+      const T* g = dpre + r * d.N;
+#pragma omp simd
+      for (int64_t j = 0; j < d.N; ++j) acc[static_cast<size_t>(j)] += static_cast<double>(g[j]);
+    }
+    for (int64_t j = 0; j < d.N; ++j) db[j] += static_cast<T>(acc[static_cast<size_t>(j)]);
+  }
+}
+
+template <class T>
+T* grad_of(const Var<T>& v) {
+  return v.defined() && v.requires_grad() ? v.node()->grad_ref().data() : nullptr;
+}
+
+}  // namespace
+
+template <class T>
+Var<T> linear(const Var<T>& x, const Var<T>& W, const Var<T>& b) {
+  const Dims d = check("linear", x, W, b);
+  Array<T> out(out_shape<T>(x.shape(), d.N));
+  forward(d, x.value().data(), W.value().data(), b.defined() ? b.value().data() : nullptr, out.data());
+  return record_op<T>(std::move(out), {&x, &W, &b}, [x, W, b, d](const Array<T>& g) {
+    backward(d, g.data(), x.value().data(), W.value().data(), grad_of(x), grad_of(W), grad_of(b));
+  });
+}
+
+template <class T>
+Var<T> linear_gelu(const Var<T>& x, const Var<T>& W, const Var<T>& b) {
+  const Dims d = check("linear_gelu", x, W, b);
+  auto pre = std::make_shared<Buffer<T>>(d.R * d.N);  // the pre-activation, every element written
+  forward(d, x.value().data(), W.value().data(), b.defined() ? b.value().data() : nullptr, pre->data());
+  Array<T> out(out_shape<T>(x.shape(), d.N));
+  const int64_t len = out.size(), chunk = 1 << 14;
+  parallel_for((len + chunk - 1) / chunk, grain_for(8 * chunk), [&](int64_t c) {
+    const int64_t lo = c * chunk;
+    vm::gelu_array(std::min(chunk, len - lo), pre->data() + lo, out.data() + lo);
+  });
+  return record_op<T>(std::move(out), {&x, &W, &b}, [x, W, b, d, pre](const Array<T>& g) {
+    Buffer<T> dpre(pre->size());  // every element written
+    const int64_t n = dpre.size(), ch = 1 << 14;
+    parallel_for((n + ch - 1) / ch, grain_for(8 * ch), [&](int64_t c) {
+      const int64_t lo = c * ch;
+      vm::gelu_grad_array(std::min(ch, n - lo), pre->data() + lo, g.data() + lo, dpre.data() + lo);
+    });
+    backward(d, dpre.data(), x.value().data(), W.value().data(), grad_of(x), grad_of(W), grad_of(b));
+  });
+}
+
+template Var<float> linear(const Var<float>&, const Var<float>&, const Var<float>&);
+template Var<double> linear(const Var<double>&, const Var<double>&, const Var<double>&);
+template Var<float> linear_gelu(const Var<float>&, const Var<float>&, const Var<float>&);
+template Var<double> linear_gelu(const Var<double>&, const Var<double>&, const Var<double>&);
+
+}  // namespace liegrad::ag

@@ -1,0 +1,56 @@
+// Buffer: an uninitialised, fixed-size heap array for the intermediates that fused ops
+// keep for their backward pass (attention weights, exponentials, gates). Unlike Array
+// it does not zero its memory, which is pure cost when every element is written before
+// it is read; the ops using it say so where they fill it. GrowBuffer: the same, growing.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+
+namespace liegrad {
+
+template <class T>
+class Buffer {
+ public:
+  Buffer() = default;
+  explicit Buffer(int64_t n) : data_(n > 0 ? new T[static_cast<size_t>(n)] : nullptr), size_(n > 0 ? n : 0) {}
+  T* data() { return data_.get(); }
+  const T* data() const { return data_.get(); }
+  int64_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+ private:
+  std::unique_ptr<T[]> data_;
+  int64_t size_ = 0;
+};
+
+// GrowBuffer: an uninitialised array that grows at its end (amortised doubling), for
+// per-lane records of variable size such as the exponentials' forward products.
+// extend() may move the storage: keep offsets, not pointers, across calls.
+template <class T>
+class GrowBuffer {
+ public:
+  void reserve(int64_t n) {
+    if (n <= capacity_) return;
+    std::unique_ptr<T[]> bigger(new T[static_cast<size_t>(n)]);
+    for (int64_t i = 0; i < size_; ++i) bigger[static_cast<size_t>(i)] = data_[static_cast<size_t>(i)];
+    data_ = std::move(bigger);
+    capacity_ = n;
+  }
+  // Appends n uninitialised elements; returns the offset of the first.
+  int64_t extend(int64_t n) {
+    if (size_ + n > capacity_) reserve(std::max<int64_t>(size_ + n, 2 * capacity_));
+    const int64_t at = size_;
+    size_ += n;
+    return at;
+  }
+  T* data() { return data_.get(); }
+  const T* data() const { return data_.get(); }
+  int64_t size() const { return size_; }
+
+ private:
+  std::unique_ptr<T[]> data_;
+  int64_t size_ = 0, capacity_ = 0;
+};
+
+}  // namespace liegrad

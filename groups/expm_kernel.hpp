@@ -1,0 +1,36 @@
+// The matrix exponential of ONE n x n matrix and its pullback, for fused kernels that
+// run their own OpenMP loop over matrices (groups/update_ops, the OSM-RNN scan). The
+// same code path as groups::expm (groups/expm.hpp): scaling and squaring with the
+// optimized Taylor polynomials, pullback by forward-mode differentiation of the
+// computed approximant; serial, no BLAS, no allocation (the caller owns scratch).
+#pragma once
+#include <cstdint>
+
+namespace liegrad::groups {
+
+// Degree index into {1, 2, 4, 8, 12, 18} and squarings s, chosen from ||A||_1.
+struct ExpmPlan {
+  int degree = 0;
+  int squarings = 0;
+  int products() const;  // matrix products of the forward
+};
+
+template <class T>
+ExpmPlan expm_plan(int64_t n, const T* A);
+
+// Scratch elements the calls below need (forward; pullback).
+int64_t expm_forward_scratch(int64_t n);
+int64_t expm_pullback_scratch(int64_t n);
+// Elements of the optional cache of forward products: (products - 1) n^2.
+int64_t expm_cache_size(const ExpmPlan& plan, int64_t n);
+
+// Q = exp(A); records the forward products in `cache` when it is not null.
+template <class T>
+void expm_one_forward(int64_t n, const T* A, const ExpmPlan& plan, T* Q, T* scratch, T* cache);
+
+// dA += L(A^T, G) (the pullback of exp at A applied to G); replays `cache` (as recorded
+// by expm_one_forward with the same plan) when it is not null, else recomputes.
+template <class T>
+void expm_one_pullback(int64_t n, const T* A, const ExpmPlan& plan, const T* G, T* dA, T* scratch, const T* cache);
+
+}  // namespace liegrad::groups

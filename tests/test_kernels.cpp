@@ -1,0 +1,157 @@
+// Tests of the float kernels behind the fast paths: the register-blocked small product
+// (every transpose, odd sizes, row strides, alpha/beta, untouched padding), the split
+// gemm and gemm_group against a double reference, the 16 x 16 tile transpose, and the
+// vectorised exp, sigmoid, tanh and GELU against std:: in double.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "core/linalg.hpp"
+#include "core/parallel.hpp"
+#include "core/rng.hpp"
+#include "core/small_gemm.hpp"
+#include "core/vmath.hpp"
+
+using namespace liegrad;
+
+namespace {
+
+// alpha op(A) op(B) + beta C0 in double, with row strides.
+double ref_entry(bool ta, bool tb, int64_t i, int64_t j, int64_t K, const float* A, int64_t lda, const float* B,
+                 int64_t ldb) {
+  double s = 0;
+  for (int64_t k = 0; k < K; ++k)
+    s += static_cast<double>(ta ? A[k * lda + i] : A[i * lda + k]) * static_cast<double>(tb ? B[j * ldb + k] : B[k * ldb + j]);
+  return s;
+}
+
+std::vector<float> normals(Rng& rng, int64_t n) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = static_cast<float>(rng.normal());
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("sgemm_small matches a double reference for every transpose, odd sizes and strides") {
+  Rng rng(11);
+  double worst = 0;
+  int padding_touched = 0;
+  for (int64_t M : {1, 3, 16, 23, 33})
+    for (int64_t N : {1, 7, 16, 23, 64, 65, 130})
+      for (int64_t K : {1, 5, 16, 70})
+        for (int t = 0; t < 4; ++t) {
+          const bool ta = t & 1, tb = t & 2;
+          const int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 2, ldc = N + 5;
+          auto A = normals(rng, (ta ? K : M) * lda), B = normals(rng, (tb ? N : K) * ldb), C = normals(rng, M * ldc);
+          const auto C0 = C;
+          const float alpha = 0.75f, beta = (M + N + K) % 3 == 0 ? 0.0f : ((M + N + K) % 3 == 1 ? 1.0f : -0.5f);
+          sgemm_small(ta, tb, M, N, K, alpha, A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
+          for (int64_t i = 0; i < M; ++i) {
+            for (int64_t j = 0; j < N; ++j) {
+              const double want = alpha * ref_entry(ta, tb, i, j, K, A.data(), lda, B.data(), ldb) +
+                                  (beta == 0.0f ? 0.0 : beta * static_cast<double>(C0[static_cast<size_t>(i * ldc + j)]));
+              worst = std::max(worst, std::abs(C[static_cast<size_t>(i * ldc + j)] - want) / (1.0 + std::abs(want)));
+            }
+            for (int64_t j = N; j < ldc; ++j)
+              padding_touched += C[static_cast<size_t>(i * ldc + j)] != C0[static_cast<size_t>(i * ldc + j)];
+          }
+        }
+  INFO("worst relative error " << worst);
+  CHECK(worst < 1e-5);
+  CHECK(padding_touched == 0);
+}
+
+TEST_CASE("sgemm_small with beta = 0 ignores NaNs already in C") {
+  std::vector<float> A(9, 1.0f), B(9, 2.0f), C(9, NAN);
+  sgemm_small(false, false, 3, 3, 3, 1.0f, A.data(), 3, B.data(), 3, 0.0f, C.data(), 3);
+  for (float c : C) CHECK(c == 6.0f);
+}
+
+TEST_CASE("float gemm and gemm_group split over threads match the reference") {
+  Rng rng(12);
+  set_num_threads(2);
+  struct Case {
+    int64_t M, N, K;
+    bool ta, tb;
+  };
+  for (const Case& c : {Case{4096, 120, 120, false, false}, Case{65, 256, 4096, true, false},
+                        Case{4096, 65, 256, false, true}, Case{40, 300, 900, false, false}}) {
+    CAPTURE(c.M);
+    CAPTURE(c.N);
+    const int64_t lda = c.ta ? c.M : c.K, ldb = c.tb ? c.K : c.N;
+    auto A = normals(rng, c.M * c.K), B = normals(rng, c.K * c.N);
+    std::vector<float> C1(static_cast<size_t>(c.M * c.N), 1.0f), C2 = C1, small(4, NAN);
+    gemm<float>(c.ta, c.tb, c.M, c.N, c.K, 1.0f, A.data(), lda, B.data(), ldb, 1.0f, C1.data(), c.N);
+    gemm_group<float>({GemmCall<float>{c.ta, c.tb, c.M, c.N, c.K, 1.0f, A.data(), lda, B.data(), ldb, 0.0f, C2.data(), c.N},
+                       GemmCall<float>{false, false, 2, 2, 2, 1.0f, A.data(), 2, B.data(), 2, 0.0f, small.data(), 2}});
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 2; ++j)
+        CHECK(small[static_cast<size_t>(i * 2 + j)] == doctest::Approx(ref_entry(false, false, i, j, 2, A.data(), 2, B.data(), 2)).epsilon(1e-5));
+    double worst = 0;
+    for (int64_t i = 0; i < c.M; i += 7)
+      for (int64_t j = 0; j < c.N; j += 5) {
+        const double want = ref_entry(c.ta, c.tb, i, j, c.K, A.data(), lda, B.data(), ldb);
+        worst = std::max(worst, std::abs(C1[static_cast<size_t>(i * c.N + j)] - (want + 1.0)) / (1.0 + std::abs(want)));
+        worst = std::max(worst, std::abs(C2[static_cast<size_t>(i * c.N + j)] - want) / (1.0 + std::abs(want)));
+      }
+    CHECK(worst < 1e-4);
+  }
+}
+
+TEST_CASE("transpose_small transposes every size exactly and leaves the rest alone") {
+  int bad = 0;
+  for (int64_t r = 1; r <= 35; r += 3)
+    for (int64_t c = 1; c <= 35; c += 2) {
+      std::vector<float> in(static_cast<size_t>(r * (c + 3))), out(static_cast<size_t>(c * (r + 2)), -1.0f);
+      for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i);
+      transpose_small(r, c, in.data(), c + 3, out.data(), r + 2);
+      for (int64_t i = 0; i < r; ++i)
+        for (int64_t j = 0; j < c; ++j) bad += out[static_cast<size_t>(j * (r + 2) + i)] != in[static_cast<size_t>(i * (c + 3) + j)];
+      for (int64_t j = 0; j < c; ++j)
+        for (int64_t i = r; i < r + 2; ++i) bad += out[static_cast<size_t>(j * (r + 2) + i)] != -1.0f;
+    }
+  CHECK(bad == 0);
+}
+
+TEST_CASE("vectorised exp, sigmoid, tanh and GELU agree with std:: and keep inf and NaN") {
+  std::vector<float> x;
+  for (double v = -90; v < 88; v += 0.0137) x.push_back(static_cast<float>(v));
+  const int64_t n = static_cast<int64_t>(x.size());
+  std::vector<float> e(x.size()), s(x.size()), t(x.size()), g(x.size()), dg(x.size(), 0.0f), ones(x.size(), 1.0f);
+  vm::exp_array(n, x.data(), e.data());
+  vm::sigmoid_array(n, x.data(), s.data());
+  vm::tanh_array(n, x.data(), t.data());
+  vm::gelu_array(n, x.data(), g.data());
+  vm::gelu_grad_array(n, x.data(), ones.data(), dg.data());
+  double exp_rel = 0, sig = 0, th = 0, ge = 0, dge = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i], ev = std::exp(v);
+    if (ev > 1e-37) exp_rel = std::max(exp_rel, std::abs(e[i] - ev) / ev);
+    sig = std::max(sig, std::abs(s[i] - 1.0 / (1.0 + std::exp(-v))));
+    th = std::max(th, std::abs(t[i] - std::tanh(v)));
+    const double cdf = 0.5 * (1.0 + std::erf(v / std::sqrt(2.0)));
+    if (std::abs(v) < 20) {
+      ge = std::max(ge, std::abs(g[i] - v * cdf) / (1.0 + std::abs(v)));
+      dge = std::max(dge, std::abs(dg[i] - (cdf + v * std::exp(-0.5 * v * v) / std::sqrt(2.0 * M_PI))));
+    }
+  }
+  INFO("exp rel " << exp_rel << ", sigmoid " << sig << ", tanh " << th << ", gelu " << ge << ", gelu' " << dge);
+  CHECK(exp_rel < 3e-7);
+  CHECK(sig < 3e-7);
+  CHECK(th < 5e-7);
+  CHECK(ge < 5e-7);
+  CHECK(dge < 5e-7);
+  const float special[4] = {INFINITY, -INFINITY, NAN, 200.0f};
+  float out[4];
+  vm::exp_array(4, special, out);
+  CHECK(std::isinf(out[0]));
+  CHECK(out[1] == 0.0f);
+  CHECK(std::isnan(out[2]));
+  CHECK(std::isinf(out[3]));
+  vm::tanh_array(4, special, out);
+  CHECK(out[0] == 1.0f);
+  CHECK(out[1] == -1.0f);
+  CHECK(std::isnan(out[2]));
+}
