@@ -5,6 +5,8 @@
 // train::evaluate_bpc to 1e-4. Each check runs only when /usr/bin/python3 can import
 // numpy (and torch for the second); otherwise it reports a MESSAGE and passes.
 #include <doctest/doctest.h>
+
+#include "tests/temp_dir.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,23 +33,7 @@ namespace {
 
 const char* kPython = "/usr/bin/python3";
 
-// A fresh directory under the system temp dir, removed with its contents.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("liegrad_test_ckpy_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
+using test::TempDir;
 
 std::string shell_quote(const std::string& s) {
   std::string q = "'";

@@ -3,6 +3,8 @@
 // the exact split sizes of spec models.md §7.
 #include <doctest/doctest.h>
 
+#include "tests/temp_dir.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,22 +25,9 @@ using namespace liegrad::data;
 
 namespace {
 
-// A fresh directory under the system temp dir, removed with its contents.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("liegrad_test_data_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
+// The shared temporary directory, plus a helper that writes a file into it.
+struct TempDir : test::TempDir {
+  TempDir() : test::TempDir("data") {}
 
   std::string write(const std::string& rel, const std::string& bytes) const {
     const fs::path p = path / rel;

@@ -13,24 +13,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/temp_dir.hpp"
+
 namespace liegrad::test {
 
 namespace fs = std::filesystem;
-
-// A fresh directory under the system temp dir, removed by the destructor.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& tag) {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("liegrad_" + tag + "_" + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
 
 inline void write_text(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
