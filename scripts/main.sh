@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
 ./build/liegrad train --config configs/osmformer-linear.json --out runs/main --force \
-  --set train.steps=300 --set train.warmup=30 --set train.eval_interval=100 --set train.eval_tokens=20000 "$@"
+  --set train.steps=800 --set train.warmup=50 --set train.eval_interval=200 --set train.eval_tokens=20000 "$@"
 echo "checkpoint: runs/main/best.json (latest: runs/main/last.json)"
 echo "--- sample (temperature 0.8) ---"
 ./build/liegrad sample --checkpoint runs/main/best.json --prompt "ROMEO:" --length 300 --temperature 0.8 --seed 1
