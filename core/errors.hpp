@@ -2,6 +2,7 @@
 // apps/ layer catches these and chooses the exit code. Every message should name
 // the op, file, key or value at fault and what was expected.
 #pragma once
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -31,5 +32,14 @@ struct IoError : Error {
 struct NumericError : Error {
   using Error::Error;
 };
+
+// A number for an error message, with all 17 significant digits, so the message shows
+// exactly the value that was rejected (0.10000000000000001, not 0.1).
+inline std::string number_for_message(double v) {
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
 
 }  // namespace liegrad

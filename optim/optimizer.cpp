@@ -13,13 +13,6 @@ namespace liegrad::optim {
 
 namespace {
 
-std::string fmt(double v) {
-  std::ostringstream os;
-  os.precision(17);
-  os << v;
-  return os.str();
-}
-
 // A buffer entry as JSON: finite values as numbers (float -> double is exact, and
 // nlohmann writes doubles so they parse back to the same bits), others as strings.
 template <class T>
@@ -111,7 +104,7 @@ Optimizer<T>::Optimizer(std::vector<groups::Parameter<T>> params, std::vector<st
 template <class T>
 void Optimizer<T>::step(double lr) {
   if (!(std::isfinite(lr) && lr >= 0))
-    throw ValueError(name() + ": learning rate must be finite and >= 0, got " + fmt(lr));
+    throw ValueError(name() + ": learning rate must be finite and >= 0, got " + number_for_message(lr));
   ++step_;
   for (size_t i = 0; i < params_.size(); ++i) {
     groups::Parameter<T>& p = params_[i];
@@ -201,11 +194,11 @@ void Optimizer<T>::state_from_json(const nlohmann::json& j) {
 namespace {
 void check_nonneg(const char* key, double v) {
   if (!(std::isfinite(v) && v >= 0))
-    throw ValueError(std::string("optimizer option ") + key + " must be finite and >= 0, got " + fmt(v));
+    throw ValueError(std::string("optimizer option ") + key + " must be finite and >= 0, got " + number_for_message(v));
 }
 void check_beta(const char* key, double v) {
   if (!(v >= 0 && v < 1))
-    throw ValueError(std::string("optimizer option ") + key + " must be in [0, 1), got " + fmt(v));
+    throw ValueError(std::string("optimizer option ") + key + " must be in [0, 1), got " + number_for_message(v));
 }
 }  // namespace
 
@@ -218,7 +211,7 @@ SGD<T>::SGD(std::vector<groups::Parameter<T>> params, const SgdOptions& opt)
   check_nonneg("momentum", opt.momentum);
   check_nonneg("weight_decay", opt.weight_decay);
   if (opt.nesterov && !(opt.momentum > 0))
-    throw ValueError("optimizer option nesterov = true needs momentum > 0, got momentum = " + fmt(opt.momentum));
+    throw ValueError("optimizer option nesterov = true needs momentum > 0, got momentum = " + number_for_message(opt.momentum));
 }
 
 template <class T>
@@ -258,7 +251,7 @@ Adam<T>::Adam(std::vector<groups::Parameter<T>> params, const AdamOptions& opt, 
   check_beta("beta1", opt.beta1);
   check_beta("beta2", opt.beta2);
   if (!(std::isfinite(opt.eps) && opt.eps > 0))
-    throw ValueError("optimizer option eps must be finite and > 0, got " + fmt(opt.eps));
+    throw ValueError("optimizer option eps must be finite and > 0, got " + number_for_message(opt.eps));
   check_nonneg("weight_decay", opt.weight_decay);
 }
 

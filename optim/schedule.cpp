@@ -4,30 +4,20 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
-#include <sstream>
 
 #include "core/errors.hpp"
 
 namespace liegrad::optim {
 
-namespace {
-std::string fmt(double v) {
-  std::ostringstream os;
-  os.precision(17);
-  os << v;
-  return os.str();
-}
-}  // namespace
-
 Schedule::Schedule(Kind kind, double peak_lr, int64_t warmup, int64_t total_steps, double min_lr_frac)
     : kind_(kind), peak_(peak_lr), warmup_(warmup), total_(total_steps), min_frac_(min_lr_frac) {
   if (!(std::isfinite(peak_lr) && peak_lr > 0))
-    throw ValueError("schedule: peak lr must be finite and > 0, got " + fmt(peak_lr));
+    throw ValueError("schedule: peak lr must be finite and > 0, got " + number_for_message(peak_lr));
   if (warmup < 0) throw ValueError("schedule: warmup must be >= 0 steps, got " + std::to_string(warmup));
   if (total_steps < 1) throw ValueError("schedule: total_steps must be >= 1, got " + std::to_string(total_steps));
   if (!(min_lr_frac >= 0 && min_lr_frac <= 1))
     throw ValueError("schedule: min_lr_frac (floor as a fraction of the peak) must be in [0, 1], got " +
-                     fmt(min_lr_frac));
+                     number_for_message(min_lr_frac));
 }
 
 double Schedule::lr(int64_t step) const {

@@ -23,6 +23,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MANIFEST = os.path.join(ROOT, "configs", "paper", "tables.json")
@@ -75,7 +76,8 @@ def steps_for_wall_budget(binary, run, seconds):
     """Steps that fill `seconds` at the model's measured training throughput."""
     cmd = [binary, "bench", "--config", os.path.join(ROOT, run["config"]), "--steps", "10", "--json"]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    tps = json.loads(out)["tokens_per_s_median"]
+    report = json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
+    tps = report["tokens_per_s"]["median"]
     tokens_per_step = run["sets"]["train.batch"] * run["sets"]["train.seq_len"]
     return max(1, int(seconds * tps / tokens_per_step)), tps
 
@@ -112,9 +114,28 @@ def train(binary, table_name, table, run, dry_run, commit):
         with open(os.path.join(res_dir, "compute.json"), "w") as f:
             json.dump(extra, f, indent=2)
     if commit:
-        subprocess.run(["git", "-C", ROOT, "add", res_dir], check=True)
-        subprocess.run(["git", "-C", ROOT, "commit", "-q", "-m", "results: %s/%s" % (table_name, run["id"])], check=True)
+        git_commit_paths([res_dir], "results: %s/%s" % (table_name, run["id"]))
     return "done"
+
+
+def git_commit_paths(paths, message):
+    """Commits exactly `paths` (nothing else that happens to be staged), retrying while
+    another git process holds the index lock."""
+    for attempt in range(30):
+        add = subprocess.run(["git", "-C", ROOT, "add", "--"] + paths, capture_output=True, text=True)
+        if add.returncode == 0:
+            done = subprocess.run(["git", "-C", ROOT, "commit", "-q", "-m", message, "--"] + paths,
+                                  capture_output=True, text=True)
+            if done.returncode == 0:
+                return
+            err = done.stderr
+        else:
+            err = add.stderr
+        if "index.lock" not in err:
+            print("  git commit failed: %s" % err.strip(), flush=True)
+            return
+        time.sleep(2)
+    print("  git commit gave up: the index stayed locked", flush=True)
 
 
 def mean_std(xs):
@@ -275,6 +296,9 @@ def summarize(table_name, table, runs):
                 "![%s heat map](%s-%s.svg)" % (model, table_name, model)]
     with open(os.path.join(res_root, table_name + ".md"), "w") as f:
         f.write("\n".join(lines) + "\n")
+    return [os.path.join(res_root, n) for n in sorted(os.listdir(res_root))
+            if n == table_name + ".json" or n == table_name + ".md" or
+            (n.startswith(table_name) and n.endswith(".svg"))]
 
 
 def main():
@@ -304,8 +328,10 @@ def main():
             for run in runs:
                 failed += train(a.binary, t, manifest[t], run, a.dry_run, a.commit) == "failed"
         os.makedirs(os.path.join(ROOT, "results"), exist_ok=True)
-        summarize(t, manifest[t], runs)
+        written = summarize(t, manifest[t], runs)
         print("wrote results/%s.md" % t)
+        if a.commit and not a.dry_run:
+            git_commit_paths(written, "results: %s table from the finished runs" % t)
     return 1 if failed else 0
 
 
