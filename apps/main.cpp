@@ -32,9 +32,14 @@ void print_usage() {
 // (docs/performance.md). An explicit OMP_WAIT_POLICY from the user is always kept.
 void default_to_passive_wait_policy(char** argv) {
   if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
+  // Exec the binary's real path (not /proc/self/exe) so ps and top still say "liegrad".
+  char self[4096];
+  const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (len <= 0) return;
+  self[len] = '\0';
   if (setenv("OMP_WAIT_POLICY", "PASSIVE", 1) != 0) return;
-  execv("/proc/self/exe", argv);
-  // execv only returns on failure (no /proc, say): carry on with the default policy.
+  execv(self, argv);
+  // execv only returns on failure: carry on with the default policy.
 }
 
 }  // namespace
