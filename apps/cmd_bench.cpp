@@ -1,4 +1,4 @@
-// `liegrad bench --config FILE [--set k=v ...] [--steps N] [--warmup W] [--threads T] [--json]`,
+// `liegrad bench (--config FILE | --checkpoint FILE) [--set k=v ...] [--steps N] [--warmup W] [--threads T] [--json]`,
 // `liegrad bench --op expm [--d 16] [--n 4096] [--repeats R] [--threads T] [--json]` and
 // `liegrad bench --op gemm [--n 1024] ...`: training throughput on synthetic tokens, the
 // batched exponential with its pullback alone, or the float GEMM rate (train/bench.hpp).
@@ -6,17 +6,18 @@
 
 #include "apps/commands.hpp"
 #include "train/bench.hpp"
+#include "train/checkpoint.hpp"
 #include "train/run_config.hpp"
 
 namespace liegrad::app {
 
 int cmd_bench(const std::vector<std::string>& argv) {
   Args args(argv, {"help", "json", "no-profile"},
-            {"config", "steps", "warmup", "threads", "op", "d", "n", "repeats", "data-dir"}, {"set"});
+            {"config", "checkpoint", "steps", "warmup", "threads", "op", "d", "n", "repeats", "data-dir"}, {"set"});
   if (args.flag("help")) {
     std::printf(
-        "usage: liegrad bench --config FILE [--set key=value ...] [--steps N] [--warmup W] [--threads T]\n"
-        "                     [--no-profile] [--json]\n"
+        "usage: liegrad bench (--config FILE | --checkpoint FILE) [--set key=value ...] [--steps N] [--warmup W]\n"
+        "                     [--threads T] [--no-profile] [--json]\n"
         "       liegrad bench --op expm [--d 16] [--n 4096] [--repeats 10] [--threads T] [--json]\n"
         "       liegrad bench --op gemm [--n 1024] [--repeats 10] [--threads T] [--json]\n"
         "Times N training steps (default 20, after W = 3 warm-up steps) of the configured model on\n"
@@ -27,6 +28,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
         "(--no-profile skips them); tokens/s come from the N timed steps, run with the timers off.\n"
         "--op gemm times n x n x n float products through liegrad's gemm and OpenBLAS (GFLOP/s),\n"
         "the machine's practical peak for the GFLOP/s that transformer and lstm runs report.\n"
+        "--checkpoint times the checkpoint's model from its trained weights (its own config plus\n"
+        "--set): the exponential costs more once the exponents have grown in training.\n"
         "--threads defaults to the config's train.threads (2) or, for --op, the OpenMP default.\n");
     return 0;
   }
@@ -43,10 +46,17 @@ int cmd_bench(const std::vector<std::string>& argv) {
     std::printf("%s", json ? (r.to_json().dump() + "\n").c_str() : r.to_text().c_str());
     return 0;
   }
-  if (!args.has("config")) throw UsageError("--config FILE (or --op expm) is required (see --help)");
-  nlohmann::json config = train::read_json_file(args.get("config"));
-  train::apply_overrides(config, args.all("set"));
+  if (args.has("config") == args.has("checkpoint"))
+    throw UsageError("give one of --config FILE or --checkpoint FILE (or --op expm|gemm); see --help");
   train::BenchOptions opt;
+  nlohmann::json config;
+  if (args.has("checkpoint")) {
+    opt.checkpoint = args.get("checkpoint");
+    config = train::read_checkpoint(opt.checkpoint).at("config");
+  } else {
+    config = train::read_json_file(args.get("config"));
+  }
+  train::apply_overrides(config, args.all("set"));
   opt.steps = args.get_int("steps", 20);
   opt.warmup = args.get_int("warmup", 3);
   opt.threads = args.get_int("threads", 0);

@@ -18,6 +18,7 @@
 #include "groups/expm.hpp"
 #include "models/model.hpp"
 #include "optim/clip.hpp"
+#include "train/checkpoint.hpp"
 #include "optim/optimizer.hpp"
 #include "train/run_config.hpp"
 
@@ -73,6 +74,10 @@ BenchResult bench_training(const nlohmann::json& config, const BenchOptions& opt
   set_num_threads(threads);
   const int64_t V = vocab_of(rc.data, opt.data_dir);
   auto model = models::make_model<float>(rc.model, V, t.seed);
+  if (!opt.checkpoint.empty()) {
+    const nlohmann::json ckpt = read_checkpoint(opt.checkpoint);
+    parameters_from_json(*model, ckpt.at("parameters"), "checkpoint '" + opt.checkpoint + "'");
+  }
   auto optimizer = optim::make_optimizer<float>(t.optimizer, model->parameters(), t.optimizer_options);
   models::RecurrentState<float> state;
   const bool recurrent = model->recurrent();
@@ -80,6 +85,8 @@ BenchResult bench_training(const nlohmann::json& config, const BenchOptions& opt
   Rng rng(t.seed + 7);
   std::vector<int32_t> stream(static_cast<size_t>(B * (T_ + 1)));
 
+  double first_loss = 0;
+  bool have_first_loss = false;
   auto one_step = [&] {
     for (auto& x : stream) x = static_cast<int32_t>(rng.uniform() * static_cast<double>(V)) % static_cast<int32_t>(V);
     std::vector<int32_t> inputs(static_cast<size_t>(B * T_)), targets(static_cast<size_t>(B * T_));
@@ -99,7 +106,12 @@ BenchResult bench_training(const nlohmann::json& config, const BenchOptions& opt
       prof::Tag timed(prof::Family::Readout);
       loss = ag::cross_entropy(logits, targets);
     }
-    if (!std::isfinite(loss.value().item())) throw NumericError("bench: non-finite loss");
+    const double loss_value = loss.value().item();
+    if (!std::isfinite(loss_value)) throw NumericError("bench: non-finite loss");
+    if (!have_first_loss) {
+      first_loss = loss_value;
+      have_first_loss = true;
+    }
     ag::backward(loss);
     prof::Scope timed(prof::Family::Optimizer);
     optim::clip_grad_norm(model->parameters(), t.clip);
@@ -151,6 +163,7 @@ BenchResult bench_training(const nlohmann::json& config, const BenchOptions& opt
   r.flops_per_token = training_flops_per_token(model->config(), V, T_);
   r.gflop_per_s = r.flops_per_token * static_cast<double>(B * T_) / std::max(r.step_seconds_median, 1e-12) * 1e-9;
   r.peak_rss_mib = peak_rss_mib();
+  r.first_loss = first_loss;
   return r;
 }
 
@@ -184,6 +197,7 @@ nlohmann::json BenchResult::to_json() const {
           {"time_share", share},
           {"flops_per_token", flops_per_token > 0 ? nlohmann::json(flops_per_token) : nlohmann::json()},
           {"gflop_per_s", gflop_per_s > 0 ? nlohmann::json(gflop_per_s) : nlohmann::json()},
+          {"first_loss", first_loss},
           {"peak_rss_mib", peak_rss_mib}};
 }
 

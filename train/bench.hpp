@@ -30,6 +30,10 @@ struct BenchOptions {
   int threads = 0;       // 0 = the config's train.threads
   bool profile = true;   // time op families (on extra steps after the timed ones)
   std::string data_dir;  // only for corpora whose vocabulary must be read (text:<path>)
+  // A checkpoint whose weights replace the random initialisation (the config passed to
+  // bench_training should be the checkpoint's own). Trained weights give the exponent
+  // norms, and so the exponential's cost, of a real run rather than of step 0.
+  std::string checkpoint;
 };
 
 struct Spread {
@@ -52,6 +56,9 @@ struct BenchResult {
   // are done at (median step); 0 where no closed form is kept (the OSM models, whose
   // exponentials' cost depends on the data).
   double flops_per_token = 0, gflop_per_s = 0;
+  // The loss of the first (warm-up or timed) step on the synthetic tokens: ln(V) or so
+  // at initialisation, something else for trained weights (--checkpoint).
+  double first_loss = 0;
   double peak_rss_mib = 0;
   nlohmann::json to_json() const;
   std::string to_text() const;
