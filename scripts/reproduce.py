@@ -102,9 +102,15 @@ def train(binary, table_name, table, run, dry_run, commit):
         return "pending"
     if not os.path.exists(os.path.join(run_dir, "result.json")):
         os.makedirs(run_dir, exist_ok=True)
+        started = time.time()
         with open(run_dir + ".log", "a") as log:
             rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT).returncode
         if rc != 0:
+            if record_divergence(run_dir, res_dir, time.time() - started):
+                print("  diverged (non-finite loss); recorded in %s/result.json" % res_dir, flush=True)
+                if commit:
+                    git_commit_paths([res_dir], "results: %s/%s (diverged)" % (table_name, run["id"]))
+                return "done"
             print("  failed (exit %d); see %s.log" % (rc, run_dir), flush=True)
             return "failed"
     os.makedirs(res_dir, exist_ok=True)
@@ -116,6 +122,33 @@ def train(binary, table_name, table, run, dry_run, commit):
     if commit:
         git_commit_paths([res_dir], "results: %s/%s" % (table_name, run["id"]))
     return "done"
+
+
+def record_divergence(run_dir, res_dir, wall_seconds):
+    """A run that stopped on a non-finite loss is a result (the setting diverged), not a
+    failure to retry: writes a result.json with val/test BPC null and diverged true.
+    Returns False when the log shows some other failure."""
+    with open(run_dir + ".log") as f:
+        log = f.read().splitlines()
+    message = next((line for line in reversed(log) if "non-finite" in line), None)
+    if message is None:
+        return False
+    params = None
+    for line in log:
+        if line.startswith("model ") and " parameters" in line:
+            params = int(line.split(":")[1].split()[0])
+            break
+    with open(os.path.join(run_dir, "config.json")) as f:
+        config = json.load(f)
+    os.makedirs(res_dir, exist_ok=True)
+    for f in ("config.json", "metrics.jsonl"):
+        shutil.copy(os.path.join(run_dir, f), os.path.join(res_dir, f))
+    result = {"diverged": True, "message": message.strip(), "val_bpc": None, "test_bpc": None,
+              "parameters": params, "config": config, "steps": config["train"]["steps"],
+              "tokens_seen": None, "tokens_per_second": None, "wall_seconds": wall_seconds}
+    with open(os.path.join(res_dir, "result.json"), "w") as f:
+        json.dump(result, f, indent=2)
+    return True
 
 
 def git_commit_paths(paths, message):
@@ -138,15 +171,24 @@ def git_commit_paths(paths, message):
     print("  git commit gave up: the index stayed locked", flush=True)
 
 
+def wall_summary(rows):
+    """Total and per-run range of the finished runs' wall times, e.g. '41.2 min for 9 runs (54-410 s each)'."""
+    walls = [w for r in rows for w in r.get("wall_s_each", [])]
+    if not walls:
+        return "none finished yet"
+    return "%.1f min for %d runs (%.0f-%.0f s each; the rows give the mean over seeds)" % (
+        sum(walls) / 60, len(walls), min(walls), max(walls))
+
+
 def mean_std(xs):
     if not xs:
         return None, None
     return statistics.mean(xs), (statistics.stdev(xs) if len(xs) > 1 else 0.0)
 
 
-def pm(m, s, n):
+def pm(m, s, n, diverged=0):
     if m is None:
-        return "pending"
+        return "diverged" if diverged else "pending"
     return "%.3f ± %.3f" % (m, s) if n > 1 else "%.3f" % m
 
 
@@ -189,7 +231,7 @@ def svg_scatter(path, title, series, xlabel, ylabel):
         f.write("\n".join(o) + "\n")
 
 
-def svg_heatmap(path, title, lrs, clips, values, best):
+def svg_heatmap(path, title, lrs, clips, values, best, diverged=()):
     W, H = 120 + 90 * len(clips), 110 + 50 * len(lrs)
     o = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">' % (W, H),
          '<rect width="100%" height="100%" fill="white"/>',
@@ -201,7 +243,9 @@ def svg_heatmap(path, title, lrs, clips, values, best):
         o.append('<text x="100" y="%d" text-anchor="end">lr %s</text>' % (70 + 50 * i + 30, lr))
         for j, c in enumerate(clips):
             v = values.get((lr, c))
-            if v is None:
+            if v is None and (lr, c) in diverged:
+                fill, text = "rgb(255,110,110)", "diverged"
+            elif v is None:
                 fill, text = "#ddd", "pending"
             else:
                 t = max(0.0, min(1.0, (v - best) / 0.5))  # 0 at the best, 1 at best + 0.5 BPC
@@ -230,16 +274,22 @@ def summarize(table_name, table, runs):
     summary = {"table": table_name, "title": table["title"], "budget": budget, "seeds": table["seeds"],
                "rows": [], "pending": pending}
     for key, r in rows.items():
-        res = r["results"]
+        diverged = [x for x in r["results"] if x.get("diverged")]
+        res = [x for x in r["results"] if not x.get("diverged")]
         vals = [x["val_bpc"] for x in res]
         tests = [x["test_bpc"] for x in res]
-        row = {"run": key, "model": r["name"], "point": r["point"], "n": len(res)}
+        row = {"run": key, "model": r["name"], "point": r["point"], "n": len(res), "diverged": len(diverged)}
+        if diverged and not res:
+            row["lr"] = diverged[0]["config"]["train"]["lr"]
+            row["parameters"] = diverged[0]["parameters"]
         row["val_bpc_mean"], row["val_bpc_std"] = mean_std(vals)
         row["test_bpc_mean"], row["test_bpc_std"] = mean_std(tests)
         if res:
+            row["lr"] = res[0].get("config", {}).get("train", {}).get("lr")
             row["parameters"] = res[0]["parameters"]
             row["tokens_per_s"] = statistics.mean(x["tokens_per_second"] for x in res)
             row["wall_s"] = statistics.mean(x["wall_seconds"] for x in res)
+            row["wall_s_each"] = [x["wall_seconds"] for x in res]
             row["steps"] = res[0]["steps"]
             row["tokens_seen"] = res[0]["tokens_seen"]
         paper = PAPER.get((table_name, r["name"]))
@@ -257,13 +307,15 @@ def summarize(table_name, table, runs):
                  ("%d" % (steps * b["train.batch"] * b["train.seq_len"])) if isinstance(steps, int) else "varies",
                  ", wall-clock budget %d s each" % table["wall_budget_s"] if "wall_budget_s" in table else "",
                  ", ".join(map(str, table["seeds"]))),
+             "Wall time: %s." % wall_summary(summary["rows"]),
              "Produced by `scripts/reproduce.sh %s` from `configs/paper/tables.json`." % table_name, "",
-             "| run | params | val BPC | test BPC | paper val | paper test | steps | tokens/s | wall time per run |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "| run | params | lr | val BPC | test BPC | paper val | paper test | steps | tokens/s | wall time per run |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for row in summary["rows"]:
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            row["run"], row.get("parameters", "—"), pm(row["val_bpc_mean"], row["val_bpc_std"], row["n"]),
-            pm(row["test_bpc_mean"], row["test_bpc_std"], row["n"]),
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            row["run"], row.get("parameters", "—"), "%g" % row["lr"] if row.get("lr") else "—",
+            pm(row["val_bpc_mean"], row["val_bpc_std"], row["n"], row["diverged"]),
+            pm(row["test_bpc_mean"], row["test_bpc_std"], row["n"], row["diverged"]),
             "%.3f" % row["paper_val_bpc"] if row.get("paper_val_bpc") else "—",
             "%.3f" % row["paper_test_bpc"] if row.get("paper_test_bpc") else "—",
             row.get("steps", "—"), "%.0f" % row["tokens_per_s"] if "tokens_per_s" in row else "—",
@@ -285,12 +337,14 @@ def summarize(table_name, table, runs):
         for model in sorted(set(r["model"] for r in summary["rows"])):
             vals = {(r["point"]["train.lr"], r["point"]["train.clip"]): r["val_bpc_mean"]
                     for r in summary["rows"] if r["model"] == model and r["val_bpc_mean"] is not None}
+            diverged = {(r["point"]["train.lr"], r["point"]["train.clip"])
+                        for r in summary["rows"] if r["model"] == model and r["diverged"] and r["n"] == 0}
             if not vals:
                 continue
             best = min(vals.values())
             within = sum(1 for v in vals.values() if v <= best + 0.05)
             svg_heatmap(os.path.join(res_root, "%s-%s.svg" % (table_name, model)),
-                        "%s: validation BPC" % model, grid["train.lr"], grid["train.clip"], vals, best)
+                        "%s: validation BPC" % model, grid["train.lr"], grid["train.clip"], vals, best, diverged)
             lines += ["", "%s: best validation BPC %.3f; %d of %d settings within 0.05 BPC of it." % (
                 model, best, within, len(grid["train.lr"]) * len(grid["train.clip"])),
                 "![%s heat map](%s-%s.svg)" % (model, table_name, model)]
@@ -332,6 +386,9 @@ def main():
         print("wrote results/%s.md" % t)
         if a.commit and not a.dry_run:
             git_commit_paths(written, "results: %s table from the finished runs" % t)
+    subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "results_doc.py")], check=True)
+    if a.commit and not a.dry_run:
+        git_commit_paths([os.path.join(ROOT, "docs", "results.md")], "docs/results.md from the finished runs")
     return 1 if failed else 0
 
 
