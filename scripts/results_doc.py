@@ -47,6 +47,9 @@ validation or test split, with the recurrent models carrying state through the s
   column. For the osmformer and transformer families it is the best setting of the
   robustness sweep at clip 1.0 (table 5). The recurrent models were not in the sweep and
   use their configs' 3e-3.
+- **The robustness sweep is short** (300 steps). At that budget the learning rate
+  mostly sets how far a model gets, so the sweep measures speed of learning as much
+  as stability, and the best setting sits at the top of the grid for both families.
 - **Parameter matching.** Parameter counts are in every table. The identity-mixing
   models have fewer parameters at the same d than the linear ones, as in the paper.
 """
@@ -174,7 +177,8 @@ def robustness_counts(s):
         finished = sum(1 for r in mine if r.get("n", 0) > 0 or r.get("diverged", 0) > 0)
         if vals:
             best = min(vals)
-            out[model] = (best, sum(1 for v in vals if v <= best + 0.05), finished, len(mine))
+            excess = sum(v - best for v in vals) / len(vals)
+            out[model] = (best, sum(1 for v in vals if v <= best + 0.05), finished, len(mine), excess)
     return out
 
 
@@ -186,11 +190,10 @@ def claim_wider_range(tables):
     if "osmformer-linear" not in c or "transformer" not in c:
         return "pending", ["robustness table incomplete."]
     o, t = c["osmformer-linear"], c["transformer"]
-    ev = ["%s: best validation BPC %.3f; %d of %d finished settings (diverged ones count as not good) within 0.05 BPC of it%s." % (
-        m, v[0], v[1], v[2], "" if v[2] == v[3] else " (%d pending)" % (v[3] - v[2]))
-        for m, v in (("OSMFormer", o), ("Transformer", t))]
-    if o[1] == t[1]:
-        return "mixed", ev + ["Both have the same number of good settings."]
+    ev = ["%s: best validation BPC %.3f; %d of %d finished settings (diverged ones count as not good) within "
+          "0.05 BPC of it%s; the settings average %.3f BPC above the best." % (
+              m, v[0], v[1], v[2], "" if v[2] == v[3] else " (%d pending)" % (v[3] - v[2]), v[4])
+          for m, v in (("OSMFormer", o), ("Transformer", t))]
     return verdict([o[1] > t[1]]), ev
 
 
@@ -208,7 +211,9 @@ CLAIMS = [
      "holds if linear mixing has the lower mean test BPC in every comparison, does not hold if in none, mixed otherwise",
      claim_linear_vs_identity),
     ("OSMFormer trains well over a wider range of learning rates and clipping settings",
-     "holds if more of its 12 settings land within 0.05 validation BPC of its own best than the transformer's do",
+     "holds if more of its 12 settings land within 0.05 validation BPC of its own best than the transformer's do, "
+     "does not hold otherwise (an equal count is not a wider range); the average excess over the best is given as a "
+     "second measure of sensitivity",
      claim_wider_range),
 ]
 
