@@ -258,7 +258,33 @@ def svg_heatmap(path, title, lrs, clips, values, best, diverged=()):
         f.write("\n".join(o) + "\n")
 
 
-def summarize(table_name, table, runs):
+def plot_curves(binary, table_name, table, runs):
+    """results/TABLE-curves.svg: training and validation BPC against steps for the finished
+    runs of the first seed (`liegrad plot`); None when there is nothing to draw or the
+    table is a grid (its heat maps say more)."""
+    if table.get("grid"):
+        return None
+    first = table["seeds"][0]
+    dirs = []
+    for run in runs:
+        d = os.path.join(ROOT, "results", table_name, run["id"])
+        f = os.path.join(d, "result.json")
+        if run["seed"] == first and os.path.exists(f):
+            with open(f) as fh:
+                if not json.load(fh).get("diverged"):
+                    dirs.append(d)
+    if not dirs:
+        return None
+    out = os.path.join(ROOT, "results", table_name + "-curves.svg")
+    title = "%s: BPC against steps (seed %d)" % (table["title"], first)
+    done = subprocess.run([binary, "plot"] + dirs + ["--out", out, "--title", title], capture_output=True, text=True)
+    if done.returncode != 0:
+        print("  plot failed: %s" % done.stderr.strip(), flush=True)
+        return None
+    return out
+
+
+def summarize(table_name, table, runs, binary=None):
     res_root = os.path.join(ROOT, "results")
     rows, pending = {}, []
     for run in runs:
@@ -348,6 +374,8 @@ def summarize(table_name, table, runs):
             lines += ["", "%s: best validation BPC %.3f; %d of %d settings within 0.05 BPC of it." % (
                 model, best, within, len(grid["train.lr"]) * len(grid["train.clip"])),
                 "![%s heat map](%s-%s.svg)" % (model, table_name, model)]
+    if binary and plot_curves(binary, table_name, table, runs):
+        lines += ["", "![BPC against steps](%s-curves.svg)" % table_name]
     with open(os.path.join(res_root, table_name + ".md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     return [os.path.join(res_root, n) for n in sorted(os.listdir(res_root))
@@ -382,7 +410,7 @@ def main():
             for run in runs:
                 failed += train(a.binary, t, manifest[t], run, a.dry_run, a.commit) == "failed"
         os.makedirs(os.path.join(ROOT, "results"), exist_ok=True)
-        written = summarize(t, manifest[t], runs)
+        written = summarize(t, manifest[t], runs, None if a.dry_run else a.binary)
         print("wrote results/%s.md" % t)
         if a.commit and not a.dry_run:
             git_commit_paths(written, "results: %s table from the finished runs" % t)
