@@ -141,3 +141,43 @@ TEST_CASE("an output directory holding another run is refused unless --resume or
   r.resume = true;
   CHECK_THROWS_AS(train::run_training(json(), r), IoError);
 }
+
+TEST_CASE("train.time_budget_s stops the run on time and decays the lr to its floor as the time runs out") {
+  test::TempDir tmp("train_time_budget");
+  test::write_text(tmp / "text.txt", test::small_corpus());
+  json cfg = test::tiny_config(tmp / "text.txt", {{"type", "transformer"}, {"D", 16}, {"layers", 1}, {"heads", 2}}, 1000000);
+  const double budget = 1.0, peak = cfg["train"]["lr"].get<double>();
+  cfg["train"]["time_budget_s"] = budget;
+  cfg["train"]["eval_interval"] = 1000000;  // only the final evaluation
+  train::TrainOptions opt;
+  opt.out_dir = tmp / "run";
+  const train::TrainResult r = train::run_training(cfg, opt);
+  CHECK_FALSE(r.interrupted);
+  CHECK(r.steps_done > 2);          // warm-up and then some
+  CHECK(r.steps_done < 1000000);    // stopped by the clock, not the step cap
+  const json result = json::parse(test::read_text(tmp / "run/result.json"));
+  CHECK(result["steps"].get<int64_t>() == r.steps_done);
+  CHECK(result["train_seconds"].get<double>() >= budget);
+  CHECK(result["config"]["train"]["time_budget_s"].get<double>() == budget);
+  CHECK(result["tokens_seen"].get<int64_t>() == r.steps_done * 4 * 16);
+  // Every step is logged (log_interval 1): warm-up rises to the peak, then the lr only
+  // falls, and the last step runs near the floor, 0.1 x peak.
+  const auto lines = metrics_lines(tmp / "run", "lr");
+  REQUIRE(static_cast<int64_t>(lines.size()) == r.steps_done);
+  const int64_t warmup = cfg["train"]["warmup"].get<int64_t>();
+  CHECK(lines[static_cast<size_t>(warmup - 1)]["lr"].get<double>() == doctest::Approx(peak));
+  for (size_t i = static_cast<size_t>(warmup) + 1; i < lines.size(); ++i)
+    CHECK(lines[i]["lr"].get<double>() <= lines[i - 1]["lr"].get<double>());
+  const double last = lines.back()["lr"].get<double>();
+  CHECK(last < 0.3 * peak);  // f > 0.77 unless the last step alone took a quarter of the budget
+  CHECK(last >= 0.1 * peak * (1 - 1e-12));
+  // The budget is part of the stored configuration; a negative one is refused by name.
+  cfg["train"]["time_budget_s"] = -1;
+  opt.out_dir = tmp / "bad";
+  try {
+    train::run_training(cfg, opt);
+    FAIL("a negative time budget was accepted");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()).find("time_budget_s") != std::string::npos);
+  }
+}

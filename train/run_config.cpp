@@ -83,6 +83,7 @@ RunConfig parse_run_config(const nlohmann::json& j) {
   c.log_interval = t.get_int("log_interval", c.log_interval, 1);
   c.seed = static_cast<uint64_t>(t.get_int("seed", static_cast<int64_t>(c.seed), 0));
   c.threads = static_cast<int>(t.get_int("threads", c.threads, 1, 256));
+  c.time_budget_s = t.get_double("time_budget_s", c.time_budget_s, 0.0);
   t.allow({"comment"});
   t.finish();
   // Validate the optimizer's own options now, so a typo fails before any data loads.
@@ -110,6 +111,7 @@ nlohmann::json RunConfig::resolved() const {
                       {"log_interval", train.log_interval},
                       {"seed", train.seed},
                       {"threads", train.threads}};
+  if (train.time_budget_s > 0) t["time_budget_s"] = train.time_budget_s;  // only when set: older runs resolve as before
   for (auto it = train.optimizer_options.begin(); it != train.optimizer_options.end(); ++it) t[it.key()] = it.value();
   j["train"] = t;
   return j;

@@ -39,6 +39,11 @@ struct TrainConfig {
   int64_t log_interval = 10;
   uint64_t seed = 1;
   int threads = 2;
+  // A wall-clock budget for the training steps (forward, backward, update; evaluations
+  // are not counted), in seconds; 0 = off. When set, training stops after the first step
+  // that reaches it, `steps` is only a cap, and after warm-up the schedule's decay runs
+  // on the fraction of the budget used (the lr reaches its floor as the time runs out).
+  double time_budget_s = 0;
 };
 
 struct RunConfig {

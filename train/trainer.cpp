@@ -1,6 +1,7 @@
 // The training loop (see trainer.hpp).
 #include "train/trainer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -156,7 +157,8 @@ class Run {
     int64_t window_steps = 0, tokens_total = 0;
     model_->set_training(true);
     for (; step_ < t.steps; ++step_) {
-      const double lr = schedule_->lr(step_);
+      const auto step_start = Clock::now();
+      const double lr = current_lr();
       const data::Batch batch = model_->recurrent() ? seq_batcher_->next() : rand_batcher_->next();
       if (model_->recurrent() && batch.starts_new_pass) train_state_.clear();
       optimizer_->zero_grad();
@@ -169,11 +171,13 @@ class Run {
       const double norm = optim::clip_grad_norm(model_->parameters(), t.clip);
       if (!std::isfinite(norm)) fail_non_finite("gradient norm", norm);
       optimizer_->step(lr);
+      train_seconds_ += seconds_since(step_start);
+      const bool time_up = t.time_budget_s > 0 && train_seconds_ >= t.time_budget_s;
       tokens_total += batch.B * batch.T;
       window_loss += loss_value;
       ++window_steps;
       const int64_t done = step_ + 1;
-      if (done % t.log_interval == 0 || done == t.steps) {
+      if (done % t.log_interval == 0 || done == t.steps || time_up) {
         const double dt = seconds_since(window_start);
         const double tps = static_cast<double>(window_steps * t.batch * t.seq_len) / std::max(dt, 1e-9);
         const double mean_loss = window_loss / static_cast<double>(window_steps);
@@ -181,11 +185,17 @@ class Run {
                                {"lr", lr},             {"grad_norm", norm},  {"tokens_per_s", tps},
                                {"elapsed_s", elapsed_before_ + seconds_since(t0)}};
         metrics << line.dump() << "\n" << std::flush;
-        const double eta = static_cast<double>(t.steps - done) * dt / static_cast<double>(window_steps);
+        const double eta = t.time_budget_s > 0
+                               ? std::max(0.0, t.time_budget_s - train_seconds_)
+                               : static_cast<double>(t.steps - done) * dt / static_cast<double>(window_steps);
         progress(done, mean_loss, tps, eta);
         window_loss = 0;
         window_steps = 0;
         window_start = Clock::now();
+      }
+      if (time_up) {  // the time budget is used up: the final evaluation follows the loop
+        ++step_;
+        break;
       }
       if (done % t.eval_interval == 0 && done != t.steps) evaluate_and_save(done, metrics);
       if ((opt_.stop && opt_.stop->load()) || (opt_.stop_at > 0 && done >= opt_.stop_at && done < t.steps)) {
@@ -202,14 +212,15 @@ class Run {
     // Final evaluation over the whole splits.
     const EvalResult val = evaluate_bpc(*model_, corpus_.val, t.seq_len);
     const EvalResult test = corpus_.test.size() >= 2 ? evaluate_bpc(*model_, corpus_.test, t.seq_len) : EvalResult{};
-    metrics << nlohmann::json{{"step", t.steps}, {"val_bpc", val.bpc}, {"test_bpc", test.bpc}}.dump() << "\n" << std::flush;
+    const int64_t steps_done = step_;  // t.steps, or fewer when the time budget ran out
+    metrics << nlohmann::json{{"step", steps_done}, {"val_bpc", val.bpc}, {"test_bpc", test.bpc}}.dump() << "\n" << std::flush;
     if (best_step_ < 0 || val.bpc < best_val_) {
       best_val_ = val.bpc;
-      best_step_ = t.steps;
-      save_checkpoint((dir_ / "best.json").string(), t.steps);
+      best_step_ = steps_done;
+      save_checkpoint((dir_ / "best.json").string(), steps_done);
     }
-    save_checkpoint((dir_ / "last.json").string(), t.steps);
-    r.steps_done = t.steps;
+    save_checkpoint((dir_ / "last.json").string(), steps_done);
+    r.steps_done = steps_done;
     r.val_bpc = val.bpc;
     r.test_bpc = test.bpc;
     r.best_val_bpc = best_val_;
@@ -219,13 +230,14 @@ class Run {
     nlohmann::json result = {{"model", model_->type()},
                              {"parameters", r.parameters},
                              {"steps", r.steps_done},
-                             {"tokens_seen", t.steps * t.batch * t.seq_len},
+                             {"tokens_seen", steps_done * t.batch * t.seq_len},
                              {"val_bpc", r.val_bpc},
                              {"test_bpc", r.test_bpc},
                              {"best_val_bpc", r.best_val_bpc},
                              {"best_step", r.best_step},
                              {"wall_seconds", r.seconds},
                              {"tokens_per_second", r.tokens_per_second},
+                             {"train_seconds", train_seconds_},
                              {"threads", t.threads},
                              {"config", resolved_}};
     write_json_atomic((dir_ / "result.json").string(), result);
@@ -286,6 +298,19 @@ class Run {
     save_checkpoint((dir_ / "last.json").string(), done);
   }
 
+  // The learning rate of step step_. With a time budget, the decay after warm-up runs
+  // on the fraction f of the post-warm-up budget used so far: the schedule is read at the
+  // step it would be at after f of its decay, so the lr reaches the floor as time runs out.
+  double current_lr() {
+    const TrainConfig& t = rc_.train;
+    if (t.time_budget_s <= 0 || step_ < t.warmup) return schedule_->lr(step_);
+    if (warmup_seconds_ < 0) warmup_seconds_ = train_seconds_;
+    const double left = std::max(t.time_budget_s - warmup_seconds_, 1e-9);
+    const double f = std::clamp((train_seconds_ - warmup_seconds_) / left, 0.0, 1.0);
+    const int64_t decay_steps = std::max<int64_t>(t.steps - 1 - t.warmup, 0);
+    return schedule_->lr(t.warmup + std::llround(f * static_cast<double>(decay_steps)));
+  }
+
   [[noreturn]] void fail_non_finite(const char* what, double value) {
     end_progress();
     std::ostringstream os;
@@ -317,7 +342,9 @@ class Run {
     j["train_state"] = state;
     j["progress"] = {{"best_val_bpc", best_step_ >= 0 ? nlohmann::json(best_val_) : nlohmann::json()},
                      {"best_step", best_step_},
-                     {"elapsed_s", elapsed_before_ + seconds_since(t0_)}};
+                     {"elapsed_s", elapsed_before_ + seconds_since(t0_)},
+                     {"train_seconds", train_seconds_},
+                     {"warmup_seconds", warmup_seconds_}};
     write_json_atomic(path, j);
   }
 
@@ -337,6 +364,8 @@ class Run {
     best_step_ = p.value("best_step", int64_t{-1});
     if (best_step_ >= 0) best_val_ = p.at("best_val_bpc").get<double>();
     elapsed_before_ = p.value("elapsed_s", 0.0);
+    train_seconds_ = p.value("train_seconds", 0.0);
+    warmup_seconds_ = p.value("warmup_seconds", -1.0);
     truncate_metrics(dir_ / "metrics.jsonl", step_);
   }
 
@@ -355,6 +384,8 @@ class Run {
   double best_val_ = 0;
   int64_t best_step_ = -1;
   double elapsed_before_ = 0;  // wall time of earlier segments of a resumed run
+  double train_seconds_ = 0;   // time spent in training steps, all segments (train.time_budget_s)
+  double warmup_seconds_ = -1;  // train_seconds_ when warm-up ended; -1 before
   Clock::time_point t0_ = Clock::now();
   bool bar_open_ = false;
 };
