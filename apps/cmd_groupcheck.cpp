@@ -142,6 +142,14 @@ A tangent_project(const Group& g, const A& X, const A& M) {
   return g.compose(X, g.project(g.compose(g.inverse(X), M)));
 }
 
+// R(M): each matrix of the batch projected onto the group's storage pattern
+// (Group::restore_structure_kernel, which groups::renormalize applies).
+A restore_structure(const Group& g, A M) {
+  const int64_t n = g.n();
+  for (int64_t b = 0; b < M.size() / (n * n); ++b) g.restore_structure_kernel(M.data() + b * n * n, n);
+  return M;
+}
+
 std::vector<Law> laws() {
   std::vector<Law> L;
   L.push_back({"exp(log X) = X", "||exp(log X) - X||", 1e-12, [](const Group& g, const Points& p, Rng&) {
@@ -153,6 +161,20 @@ std::vector<Law> laws() {
                }});
   L.push_back({"exp(A) lies in G", "defect(exp(hat u))", 1e-12, [](const Group& g, const Points& p, Rng&) {
                  return g.defect(g.exp(g.hat(p.U)));
+               }});
+  L.push_back({"structure projection keeps G", "||R(X) - X||", 1e-15, [](const Group& g, const Points& p, Rng&) {
+                 return worst_norm(minus(restore_structure(g, p.X), p.X), kSamples, g.real_scale());
+               }});
+  // R is the orthogonal projection onto a linear subspace: idempotent, and M - R(M) is
+  // orthogonal to everything in its range.
+  L.push_back({"structure projection orthogonal", "||R(R M) - R M|| / ||M|| + |<M - R M, R N>| / ||M|| ||N||", 1e-13,
+               [](const Group& g, const Points& p, Rng& rng) {
+                 const A M = rng.normal_array<double>(p.X.shape()), N = rng.normal_array<double>(p.X.shape());
+                 const A RM = restore_structure(g, M);
+                 const double s = g.real_scale();
+                 return ratio(worst_norm(minus(restore_structure(g, RM), RM), kSamples, s),
+                              std::sqrt(s * dot(M, M) / kSamples)) +
+                        ratio(std::abs(s * dot(minus(M, RM), restore_structure(g, N))), s * std::sqrt(dot(M, M) * dot(N, N)));
                }});
   // The linear laws are relative to the size of their inputs (their rounding grows with n).
   L.push_back({"tangent projection idempotent", "||P(P M) - P M|| / ||M||", 1e-13,

@@ -183,6 +183,10 @@ void Group::log_kernel(const double* X, int64_t ldx, double* A, int64_t lda) con
 
 double Group::defect_kernel(const double* H, int64_t ldh) const { return unitarity_defect(H, ldh); }
 
+// Real groups store plain n x n matrices: every real matrix has their pattern.
+void Group::restore_structure_kernel(double*, int64_t) const {}
+void Group::restore_structure_kernel(float*, int64_t) const {}
+
 void Group::unitary_log(const double* X, int64_t ldx, double* A, int64_t lda, bool traceless) const {
   const int64_t d = complex_dim();
   std::vector<cplx> Z(static_cast<size_t>(d * d)), Q(static_cast<size_t>(d * d));

@@ -123,6 +123,12 @@ class Group {
   virtual void sample_kernel(Rng& rng, double* out, int64_t ldo) const = 0;
   // The defect of one matrix (see defect above).
   virtual double defect_kernel(const double* H, int64_t ldh) const;
+  // Projects H in place onto the linear span of the group's storage pattern (complex
+  // real form, complex diagonal, block diagonal): the nearest such matrix in the
+  // Frobenius norm. Nothing to do for SO(d) and O(d). groups::renormalize applies it
+  // before its polar step, which restores unitarity but not a broken pattern.
+  virtual void restore_structure_kernel(double* H, int64_t ldh) const;
+  virtual void restore_structure_kernel(float* H, int64_t ldh) const;
 
  protected:
   // Logarithm of a unitary (given as a real matrix or in real form) via the complex Schur

@@ -95,7 +95,21 @@ class Complexified final : public TypedGroup<Complexified> {
     return g_->defect_kernel(avg.data(), a_) + std::sqrt(0.5 * off + 0.25 * diff);
   }
 
+  // [[X, 0], [0, X]] with X the average of the diagonal blocks (then the inner group's
+  // own pattern); the off-diagonal blocks are zeroed.
+  void restore_structure_kernel(double* H, int64_t ldh) const override { restore_t(H, ldh); }
+  void restore_structure_kernel(float* H, int64_t ldh) const override { restore_t(H, ldh); }
+
  private:
+  template <class T>
+  void restore_t(T* H, int64_t ldh) const {
+    std::vector<T> avg = average(H, ldh);
+    g_->restore_structure_kernel(avg.data(), a_);
+    real_form::zero_block(H, ldh, 2 * a_);
+    copy_block(avg.data(), a_, H, ldh, a_);
+    copy_block(avg.data(), a_, H + a_ * ldh + a_, ldh, a_);
+  }
+
   template <class T>
   std::vector<T> average(const T* X, int64_t ldx) const {
     std::vector<T> avg(static_cast<size_t>(a_ * a_));
@@ -202,7 +216,22 @@ class Product final : public TypedGroup<Product> {
     return e;
   }
 
+  // Zeroes the off-block entries and restores each factor's pattern on its block.
+  void restore_structure_kernel(double* H, int64_t ldh) const override { restore_t(H, ldh); }
+  void restore_structure_kernel(float* H, int64_t ldh) const override { restore_t(H, ldh); }
+
  private:
+  template <class T>
+  void restore_t(T* H, int64_t ldh) const {
+    for (size_t k = 0; k < parts_.size(); ++k) {
+      const int64_t lo = offset_[k], hi = offset_[k] + parts_[k]->n();
+      for (int64_t i = lo; i < hi; ++i)
+        for (int64_t j = 0; j < n_; ++j)
+          if (j < lo || j >= hi) H[i * ldh + j] = T(0);
+      parts_[k]->restore_structure_kernel(H + lo * (ldh + 1), ldh);
+    }
+  }
+
   template <class T>
   void exp_t(int64_t N, const T* A, T* Q) const {
     for (int64_t b = 0; b < N; ++b) real_form::zero_block(Q + b * n_ * n_, n_, n_);

@@ -67,6 +67,17 @@ inline void from_complex(int64_t d, const cplx* Z, double* R, int64_t ld) {
 }
 
 // Real Frobenius distance of M from C: ||M - Pi_C(M)||^2 = (||M11 - M22||^2 + ||M12 + M21||^2) / 2.
+// M <- Pi_C(M) in place: X = (M11 + M22) / 2, Y = (M21 - M12) / 2 (head comment).
+template <class T>
+inline void project_c_inplace(int64_t d, T* M, int64_t ld) {
+  for (int64_t i = 0; i < d; ++i)
+    for (int64_t j = 0; j < d; ++j) {
+      const T x = T(0.5) * (M[i * ld + j] + M[(d + i) * ld + d + j]);
+      const T y = T(0.5) * (M[(d + i) * ld + j] - M[i * ld + d + j]);
+      put(M, ld, d, i, j, x, y);
+    }
+}
+
 inline double distance_from_c(int64_t d, const double* M, int64_t ld) {
   double s = 0;
   for (int64_t i = 0; i < d; ++i)

@@ -14,6 +14,7 @@
 #include "core/small_gemm.hpp"
 #include "groups/expm_kernel.hpp"
 #include "groups/group_ops.hpp"
+#include "groups/renormalize.hpp"
 
 namespace liegrad::groups {
 
@@ -46,17 +47,6 @@ void lanes_of(int64_t B, int t, int nt, int64_t& lo, int64_t& hi) {
 int scan_threads(int64_t B, int64_t T_, int64_t n) {
   const bool worth = B > 1 && 20 * B * T_ * n * n * n >= kMinParallelFlops && !in_parallel_region();
   return worth ? static_cast<int>(std::min<int64_t>(num_threads(), B)) : 1;
-}
-
-// H <- H (3I - H^T H) / 2 (groups/renormalize.hpp), in place; tmp: 2 n^2.
-template <class T>
-void newton_schulz(int64_t n, T* H, T* tmp) {
-  T* c = tmp;
-  T* o = tmp + n * n;
-  small_gemm_ld<T>(true, false, n, n, n, T(-0.5), H, n, H, n, T(0), c, n);
-  for (int64_t i = 0; i < n; ++i) c[i * n + i] += T(1.5);
-  small_gemm_ld<T>(false, false, n, n, n, T(1), H, n, c, n, T(0), o, n);
-  std::copy(o, o + n * n, H);
 }
 
 template <class T>
@@ -107,7 +97,7 @@ void forward(const Group& g, Saved<T>& sv, const T* table, const T* gammaT, T* o
         }
         T* Hn = out + bt * nn;
         small_gemm_ld<T>(false, false, n, n, n, T(1), H, n, E, n, T(0), Hn, n);
-        if (sv.renorm > 0 && (t + 1) % sv.renorm == 0) newton_schulz(n, Hn, tmp.data());
+        if (sv.renorm > 0 && (t + 1) % sv.renorm == 0) renormalize_one(g, Hn, tmp.data());
       }
     }
   }

@@ -106,6 +106,11 @@ class SpecialUnitary final : public TypedGroup<SpecialUnitary> {
            std::abs(lapack::det(d_, Z.data()) - cplx(1));
   }
 
+  // The real-form pattern only; det = 1 is a nonlinear constraint the polar step keeps
+  // to first order and nothing here restores.
+  void restore_structure_kernel(double* H, int64_t ldh) const override { real_form::project_c_inplace(d_, H, ldh); }
+  void restore_structure_kernel(float* H, int64_t ldh) const override { real_form::project_c_inplace(d_, H, ldh); }
+
  private:
   int64_t d_;
 };

@@ -76,7 +76,23 @@ class Torus final : public TypedGroup<Torus> {
     return unitarity_defect(H, ldh) + struct_dist;
   }
 
+  void restore_structure_kernel(double* H, int64_t ldh) const override { restore_t(H, ldh); }
+  void restore_structure_kernel(float* H, int64_t ldh) const override { restore_t(H, ldh); }
+
  private:
+  // Keeps the complex diagonal (the real-form average of each 2 x 2 pattern) and zeroes
+  // every other entry.
+  template <class T>
+  void restore_t(T* H, int64_t ldh) const {
+    std::vector<T> x(static_cast<size_t>(k_)), y(static_cast<size_t>(k_));
+    for (int64_t j = 0; j < k_; ++j) {
+      x[static_cast<size_t>(j)] = T(0.5) * (H[j * ldh + j] + H[(k_ + j) * ldh + k_ + j]);
+      y[static_cast<size_t>(j)] = T(0.5) * (H[(k_ + j) * ldh + j] - H[j * ldh + k_ + j]);
+    }
+    real_form::zero_block(H, ldh, 2 * k_);
+    for (int64_t j = 0; j < k_; ++j) real_form::put(H, ldh, k_, j, j, x[static_cast<size_t>(j)], y[static_cast<size_t>(j)]);
+  }
+
   template <class T>
   void exp_t(int64_t N, const T* A, T* Q) const {
     const int64_t n2 = 2 * k_;

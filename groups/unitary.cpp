@@ -73,6 +73,9 @@ class Unitary final : public TypedGroup<Unitary> {
     return unitarity_defect(H, ldh) + real_form::kInvSqrt2 * real_form::distance_from_c(d_, H, ldh);
   }
 
+  void restore_structure_kernel(double* H, int64_t ldh) const override { real_form::project_c_inplace(d_, H, ldh); }
+  void restore_structure_kernel(float* H, int64_t ldh) const override { real_form::project_c_inplace(d_, H, ldh); }
+
  private:
   int64_t d_;
 };
