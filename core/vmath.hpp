@@ -35,20 +35,32 @@ inline __m512 exp16(__m512 x) {
   return _mm512_scalef_ps(p, n);
 }
 #pragma GCC diagnostic pop
+
+// y[i] = f(x[i]) sixteen lanes at a time, the tail under a mask (no scalar remainder).
+// f maps __m512 -> __m512; with a second input, f(x16, z16).
+template <class F>
+inline void map16(int64_t len, const float* x, float* y, F f) {
+  for (int64_t i = 0; i < len; i += 16) {
+    const __mmask16 m = static_cast<__mmask16>(len - i >= 16 ? 0xFFFF : (1u << (len - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, m, f(_mm512_maskz_loadu_ps(m, x + i)));
+  }
+}
+template <class F>
+inline void map16(int64_t len, const float* x, const float* z, float* y, F f) {
+  for (int64_t i = 0; i < len; i += 16) {
+    const __mmask16 m = static_cast<__mmask16>(len - i >= 16 ? 0xFFFF : (1u << (len - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, m, f(_mm512_maskz_loadu_ps(m, x + i), _mm512_maskz_loadu_ps(m, z + i)));
+  }
+}
 #endif
 
 // y[i] = exp(x[i]) (in place allowed).
 inline void exp_array(int64_t len, const float* x, float* y) {
-  int64_t i = 0;
 #if defined(__AVX512F__)
-  for (; i + 16 <= len; i += 16) _mm512_storeu_ps(y + i, exp16(_mm512_loadu_ps(x + i)));
-  if (i < len) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (len - i)) - 1);
-    _mm512_mask_storeu_ps(y + i, m, exp16(_mm512_maskz_loadu_ps(m, x + i)));
-    return;
-  }
+  map16(len, x, y, exp16);
+#else
+  for (int64_t i = 0; i < len; ++i) y[i] = std::exp(x[i]);
 #endif
-  for (; i < len; ++i) y[i] = std::exp(x[i]);
 }
 inline void exp_array(int64_t len, const double* x, double* y) {
   for (int64_t i = 0; i < len; ++i) y[i] = std::exp(x[i]);
@@ -56,19 +68,12 @@ inline void exp_array(int64_t len, const double* x, double* y) {
 
 // y[i] = 1 / (1 + exp(-x[i])).
 inline void sigmoid_array(int64_t len, const float* x, float* y) {
-  int64_t i = 0;
 #if defined(__AVX512F__)
   const __m512 one = _mm512_set1_ps(1.0f);
-  for (; i + 16 <= len; i += 16)
-    _mm512_storeu_ps(y + i, _mm512_div_ps(one, _mm512_add_ps(one, exp16(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_loadu_ps(x + i))))));
-  if (i < len) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (len - i)) - 1);
-    const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
-    _mm512_mask_storeu_ps(y + i, m, _mm512_div_ps(one, _mm512_add_ps(one, exp16(_mm512_sub_ps(_mm512_setzero_ps(), v)))));
-    return;
-  }
+  map16(len, x, y, [&](__m512 v) { return _mm512_div_ps(one, _mm512_add_ps(one, exp16(_mm512_sub_ps(_mm512_setzero_ps(), v)))); });
+#else
+  for (int64_t i = 0; i < len; ++i) y[i] = 1.0f / (1.0f + std::exp(-x[i]));
 #endif
-  for (; i < len; ++i) y[i] = 1.0f / (1.0f + std::exp(-x[i]));
 }
 inline void sigmoid_array(int64_t len, const double* x, double* y) {
   for (int64_t i = 0; i < len; ++i) y[i] = 1.0 / (1.0 + std::exp(-x[i]));
@@ -76,20 +81,12 @@ inline void sigmoid_array(int64_t len, const double* x, double* y) {
 
 // y[i] = tanh(x[i]) = 1 - 2 / (exp(2x) + 1) (absolute error ~1e-7).
 inline void tanh_array(int64_t len, const float* x, float* y) {
-  int64_t i = 0;
 #if defined(__AVX512F__)
   const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f);
-  auto f = [&](__m512 v) {
-    return _mm512_sub_ps(one, _mm512_div_ps(two, _mm512_add_ps(exp16(_mm512_add_ps(v, v)), one)));
-  };
-  for (; i + 16 <= len; i += 16) _mm512_storeu_ps(y + i, f(_mm512_loadu_ps(x + i)));
-  if (i < len) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (len - i)) - 1);
-    _mm512_mask_storeu_ps(y + i, m, f(_mm512_maskz_loadu_ps(m, x + i)));
-    return;
-  }
+  map16(len, x, y, [&](__m512 v) { return _mm512_sub_ps(one, _mm512_div_ps(two, _mm512_add_ps(exp16(_mm512_add_ps(v, v)), one))); });
+#else
+  for (int64_t i = 0; i < len; ++i) y[i] = std::tanh(x[i]);
 #endif
-  for (; i < len; ++i) y[i] = std::tanh(x[i]);
 }
 inline void tanh_array(int64_t len, const double* x, double* y) {
   for (int64_t i = 0; i < len; ++i) y[i] = std::tanh(x[i]);
@@ -124,17 +121,15 @@ inline void normal_cdf_pdf16(__m512 x, __m512& cdf, __m512& pdf) {
 
 // y = gelu(x).
 inline void gelu_array(int64_t len, const float* x, float* y) {
-  int64_t i = 0;
 #if defined(__AVX512F__)
-  for (; i < len; i += 16) {
-    const __mmask16 m = static_cast<__mmask16>(len - i >= 16 ? 0xFFFF : (1u << (len - i)) - 1);
-    const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+  map16(len, x, y, [](__m512 v) {
     __m512 cdf, pdf;
     normal_cdf_pdf16(v, cdf, pdf);
-    _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(v, cdf));
-  }
+    return _mm512_mul_ps(v, cdf);
+  });
+#else
+  for (int64_t i = 0; i < len; ++i) y[i] = x[i] * 0.5f * (1.0f + std::erf(x[i] * 0.70710678118654752f));
 #endif
-  for (; i < len; ++i) y[i] = x[i] * 0.5f * (1.0f + std::erf(x[i] * 0.70710678118654752f));
 }
 inline void gelu_array(int64_t len, const double* x, double* y) {
   for (int64_t i = 0; i < len; ++i) y[i] = x[i] * 0.5 * (1.0 + std::erf(x[i] * 0.70710678118654752440));
@@ -142,22 +137,19 @@ inline void gelu_array(int64_t len, const double* x, double* y) {
 
 // dx = g * gelu'(x).
 inline void gelu_grad_array(int64_t len, const float* x, const float* g, float* dx) {
-  int64_t i = 0;
 #if defined(__AVX512F__)
-  for (; i < len; i += 16) {
-    const __mmask16 m = static_cast<__mmask16>(len - i >= 16 ? 0xFFFF : (1u << (len - i)) - 1);
-    const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+  map16(len, x, g, dx, [](__m512 v, __m512 gv) {
     __m512 cdf, pdf;
     normal_cdf_pdf16(v, cdf, pdf);
-    const __m512 d = _mm512_fmadd_ps(v, pdf, cdf);
-    _mm512_mask_storeu_ps(dx + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, g + i), d));
-  }
-#endif
-  for (; i < len; ++i) {
+    return _mm512_mul_ps(gv, _mm512_fmadd_ps(v, pdf, cdf));
+  });
+#else
+  for (int64_t i = 0; i < len; ++i) {
     const float cdf = 0.5f * (1.0f + std::erf(x[i] * 0.70710678118654752f));
     const float pdf = 0.39894228040143267794f * std::exp(-0.5f * x[i] * x[i]);
     dx[i] = g[i] * (cdf + x[i] * pdf);
   }
+#endif
 }
 inline void gelu_grad_array(int64_t len, const double* x, const double* g, double* dx) {
   for (int64_t i = 0; i < len; ++i) {
