@@ -177,7 +177,13 @@ def mean_std(xs):
 def pm(m, s, n, diverged=0):
     if m is None:
         return "diverged" if diverged else "pending"
-    return "%.3f ± %.3f" % (m, s) if n > 1 else "%.3f" % m
+    return "%.3f ± %s" % (m, fmt_std(s)) if n > 1 else "%.3f" % m
+
+
+def fmt_std(s):
+    """A standard deviation with 3 decimals, or 4 when it is below 0.001 (so 0.0004 does
+    not print as 0.000)."""
+    return "%.4f" % s if s < 0.001 else "%.3f" % s
 
 
 def svg_scatter(path, title, series, xlabel, ylabel):

@@ -90,7 +90,7 @@ def row(summary, run):
 
 def fmt_ms(r, key):
     m, s = r[key + "_mean"], r[key + "_std"]
-    return "%.3f ± %.3f" % (m, s) if r["n"] > 1 else "%.3f" % m
+    return "%.3f ± %s" % (m, "%.4f" % s if s < 0.001 else "%.3f" % s) if r["n"] > 1 else "%.3f" % m
 
 
 def compare(a, b, key="test_bpc"):
