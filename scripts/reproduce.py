@@ -168,6 +168,20 @@ def wall_summary(rows):
         sum(walls) / 60, len(walls), min(walls), max(walls))
 
 
+def max_grad_norm(metrics_path):
+    """The largest gradient norm (before clipping) logged in a run's metrics.jsonl: a
+    norm in the thousands or more means exploding gradients, whatever the loss says."""
+    if not os.path.exists(metrics_path):
+        return None
+    best = None
+    with open(metrics_path) as f:
+        for line in f:
+            g = json.loads(line).get("grad_norm")
+            if isinstance(g, (int, float)) and (best is None or g > best):
+                best = g
+    return best
+
+
 def mean_std(xs):
     if not xs:
         return None, None
@@ -284,8 +298,9 @@ def summarize(table_name, table, runs, binary=None):
     for run in runs:
         f = os.path.join(res_root, table_name, run["id"], "result.json")
         key = run["name"] + "".join("-%s=%s" % (k.split(".")[-1], fmt_value(v)) for k, v in run["point"].items())
-        rows.setdefault(key, {"name": run["name"], "point": run["point"], "results": []})
+        rows.setdefault(key, {"name": run["name"], "point": run["point"], "results": [], "ids": []})
         if os.path.exists(f):
+            rows[key]["ids"].append(run["id"])
             with open(f) as fh:
                 rows[key]["results"].append(json.load(fh))
         else:
@@ -310,6 +325,10 @@ def summarize(table_name, table, runs, binary=None):
             row["tokens_per_s"] = statistics.mean(x["tokens_per_second"] for x in res)
             row["wall_s"] = statistics.mean(x["wall_seconds"] for x in res)
             row["wall_s_each"] = [x["wall_seconds"] for x in res]
+        norms = [max_grad_norm(os.path.join(res_root, table_name, rid, "metrics.jsonl")) for rid in r["ids"]]
+        norms = [x for x in norms if x is not None]
+        if norms:
+            row["max_grad_norm"] = max(norms)
             row["steps"] = res[0]["steps"]
             row["tokens_seen"] = res[0]["tokens_seen"]
         paper = PAPER.get((table_name, r["name"]))
@@ -330,17 +349,19 @@ def summarize(table_name, table, runs, binary=None):
                  ", ".join(map(str, table["seeds"]))),
              "Wall time: %s." % wall_summary(summary["rows"]),
              "Produced by `scripts/reproduce.sh %s` from `configs/paper/tables.json`." % table_name, "",
-             "| run | params | lr | val BPC | test BPC | paper val | paper test | steps | tokens/s | wall time per run |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "| run | params | lr | val BPC | test BPC | paper val | paper test | steps | tokens/s | wall time per run "
+             "| max grad norm |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for row in summary["rows"]:
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             row["run"], row.get("parameters", "—"), "%g" % row["lr"] if row.get("lr") else "—",
             pm(row["val_bpc_mean"], row["val_bpc_std"], row["n"], row["diverged"]),
             pm(row["test_bpc_mean"], row["test_bpc_std"], row["n"], row["diverged"]),
             "%.3f" % row["paper_val_bpc"] if row.get("paper_val_bpc") else "—",
             "%.3f" % row["paper_test_bpc"] if row.get("paper_test_bpc") else "—",
             row.get("steps", "—"), "%.0f" % row["tokens_per_s"] if "tokens_per_s" in row else "—",
-            "%.0f s" % row["wall_s"] if "wall_s" in row else "—"))
+            "%.0f s" % row["wall_s"] if "wall_s" in row else "—",
+            "%.3g" % row["max_grad_norm"] if "max_grad_norm" in row else "—"))
     if pending:
         lines += ["", "Pending runs: " + ", ".join(pending)]
     # Table-specific extras.

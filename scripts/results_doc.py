@@ -15,7 +15,7 @@ import os
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "results")
 OUT = os.path.join(ROOT, "docs", "results.md")
-ORDER = ["ts100k", "ptb100k", "scaling", "recurrent", "robustness", "equal_compute", "subgroups"]
+ORDER = ["ts100k", "ptb100k", "scaling", "recurrent", "robustness", "recurrent_lr", "equal_compute", "subgroups"]
 
 INTRO = """# Results: the paper's experiments, reproduced and extended
 
