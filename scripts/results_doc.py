@@ -45,8 +45,16 @@ validation or test split, with the recurrent models carrying state through the s
 - **Learning rates.** AdamW (weight decay 0.01 on matrices), 100 warm-up steps, cosine
   decay to 10%, clip 1.0. The learning rate of each table's rows is shown in its `lr`
   column. For the osmformer and transformer families it is the best setting of the
-  robustness sweep at clip 1.0 (table 5). The recurrent models were not in the sweep and
-  use their configs' 3e-3.
+  robustness sweep at clip 1.0 (table 5). The recurrent models were not in that sweep;
+  each gets the best setting of its own short screen over {3e-4, 1e-3, 3e-3} (table 6,
+  `recurrent_lr`, not in the paper).
+- **The OSM-RNN with linear mixing has exploding gradients** at the learning rates that
+  train it fastest: see the "max grad norm" column of table 6 (every table has it; it is
+  the largest gradient norm before clipping in the run's log). Identity mixing, the LSTM
+  and the transformer-style models stay below ~50 at every setting screened. The likely
+  cause is the learned mixing Γ leaving the range where the update contracts: in one
+  dimension the step φ' = φ + γ sin(ψ − φ) has derivative 1 − γ cos(ψ − φ), which exceeds 1
+  in size when γ cos(ψ − φ) < 0 or γ > 2.
 - **The robustness sweep is short** (300 steps). At that budget the learning rate
   mostly sets how far a model gets, so the sweep measures speed of learning as much
   as stability, and the best setting sits at the top of the grid for both families.
