@@ -50,9 +50,8 @@ validation or test split, with the recurrent models carrying state through the s
   `recurrent_lr`, not in the paper).
 - **The OSM-RNN with linear mixing has exploding gradients** at the learning rates that
   train it fastest: see the "max grad norm" column of table 6 (every table has it; it is
-  the largest gradient norm before clipping in the run's log): up to 5e9 at lr 3e-3,
-  while identity mixing and the LSTM stay below 1 and the ExpRNN near 50 at every
-  setting screened. The likely
+  the largest gradient norm before clipping in the run's log, and "Beyond the paper"
+  below). The likely
   cause is the learned mixing Γ leaving the range where the update contracts: in one
   dimension the step φ' = φ + γ sin(ψ − φ) has derivative 1 − γ cos(ψ − φ), which exceeds 1
   in size when γ cos(ψ − φ) < 0 or γ > 2.
@@ -233,6 +232,18 @@ CLAIMS = [
 
 def extra_findings(tables):
     lines = []
+    screen = tables.get("recurrent_lr")
+    if screen:
+        worst = {}
+        for r in screen["rows"]:
+            g = r.get("max_grad_norm")
+            if g is not None and (r["model"] not in worst or g > worst[r["model"]][0]):
+                worst[r["model"]] = (g, r.get("lr"))
+        if worst:
+            lines.append("- **Gradient norms of the recurrent models** (largest before clipping over the lr screen, "
+                         "table 6): " + "; ".join("%s %.3g (at lr %g)" % (m, g, lr) for m, (g, lr) in sorted(worst.items()))
+                         + ". Above 1,000 (exploding): %s." % (
+                             ", ".join(m for m, (g, _) in sorted(worst.items()) if g > 1e3) or "none"))
     e = tables.get("equal_compute")
     if e:
         o, t = row(e, "osmformer-linear"), row(e, "transformer")
