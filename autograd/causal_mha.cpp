@@ -5,12 +5,12 @@
 #include <cmath>
 #include <memory>
 
+#include "autograd/causal_softmax.hpp"
 #include "autograd/tape.hpp"
 #include "core/buffer.hpp"
 #include "core/parallel.hpp"
 #include "core/profile.hpp"
 #include "core/small_gemm.hpp"
-#include "core/vmath.hpp"
 
 namespace liegrad::ag {
 
@@ -38,6 +38,17 @@ void row_blocks(int64_t T_, F&& f) {
   for (int64_t i0 = 0; i0 < T_; i0 += kRows) f(i0, std::min(kRows, T_ - i0));
 }
 
+// Head k of batch row b in a (B,T,3D) q|k|v array: its q, k and v columns (row stride 3D).
+template <class Ptr>
+struct HeadSlices {
+  Ptr q, k, v;
+};
+template <class Ptr>
+HeadSlices<Ptr> head_slices(Ptr qkv, int64_t b, int64_t k, int64_t T_, int64_t D, int64_t e) {
+  Ptr q = qkv + b * T_ * 3 * D + k * e;
+  return {q, q + D, q + 2 * D};
+}
+
 bool go_parallel(int64_t items, int64_t T_, int64_t e) {
   return items > 1 && 4 * items * T_ * T_ * e >= kMinParallelFlops && !in_parallel_region();
 }
@@ -47,32 +58,20 @@ void forward(Saved<T>& sv, const T* qkv, T* out) {
   const int64_t B = sv.B, T_ = sv.T_, D = sv.D, h = sv.h, e = sv.e, ld = 3 * D, TT = T_ * T_;
 #pragma omp parallel if (go_parallel(B * h, T_, e))
   {
-    std::vector<T> kt(static_cast<size_t>(e * T_)), row(static_cast<size_t>(T_));
+    std::vector<T> kt(static_cast<size_t>(e * T_));
 #pragma omp for schedule(dynamic, 1)
     for (int64_t bk = 0; bk < B * h; ++bk) {
       const int64_t b = bk / h, k = bk % h;
-      const T* q = qkv + b * T_ * ld + k * e;
-      const T* kk = q + D;
-      const T* v = q + 2 * D;
+      const auto [q, kk, v] = head_slices(qkv, b, k, T_, D, e);
       T* P = sv.P.data() + bk * TT;
       const T sl = sv.slopes.empty() ? T(0) : sv.slopes[static_cast<size_t>(k)];
       gather_transpose(T_, e, kk, ld, kt.data());
       row_blocks(T_, [&](int64_t i0, int64_t rows) {  // S = scale q k^T, causal part
         small_gemm_ld<T>(false, false, rows, i0 + rows, e, sv.scale, q + i0 * ld, ld, kt.data(), T_, T(0), P + i0 * T_, T_);
       });
-      for (int64_t i = 0; i < T_; ++i) {
+      for (int64_t i = 0; i < T_; ++i) {  // P = causal softmax of S, in place
         T* pi = P + i * T_;
-        T mx = -INFINITY;
-        for (int64_t j = 0; j <= i; ++j) {
-          row[static_cast<size_t>(j)] = pi[j] - sl * static_cast<T>(i - j);
-          mx = std::max(mx, row[static_cast<size_t>(j)]);
-        }
-        for (int64_t j = 0; j <= i; ++j) row[static_cast<size_t>(j)] -= mx;
-        vm::exp_array(i + 1, row.data(), row.data());
-        T sum = 0;
-        for (int64_t j = 0; j <= i; ++j) sum += row[static_cast<size_t>(j)];
-        const T inv = T(1) / sum;
-        for (int64_t j = 0; j <= i; ++j) pi[j] = row[static_cast<size_t>(j)] * inv;
+        causal_softmax_row(i, pi, T(1), sl, pi);
         std::fill(pi + i + 1, pi + T_, T(0));
       }
       row_blocks(T_, [&](int64_t i0, int64_t rows) {  // o = P v
@@ -92,12 +91,8 @@ void backward(const Saved<T>& sv, const T* G, const T* qkv, T* dqkv) {
 #pragma omp for schedule(dynamic, 1)
     for (int64_t bk = 0; bk < B * h; ++bk) {
       const int64_t b = bk / h, k = bk % h;
-      const T* q = qkv + b * T_ * ld + k * e;
-      const T* kk = q + D;
-      const T* v = q + 2 * D;
-      T* dq = dqkv + b * T_ * ld + k * e;
-      T* dk = dq + D;
-      T* dv = dq + 2 * D;
+      const auto [q, kk, v] = head_slices(qkv, b, k, T_, D, e);
+      const auto [dq, dk, dv] = head_slices(dqkv, b, k, T_, D, e);
       const T* P = sv.P.data() + bk * TT;
       const T* dO = G + b * T_ * D + k * e;
       gather_transpose(T_, e, v, ld, vt.data());

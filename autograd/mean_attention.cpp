@@ -7,12 +7,12 @@
 #include <cmath>
 #include <memory>
 
+#include "autograd/causal_softmax.hpp"
 #include "autograd/tape.hpp"
 #include "core/buffer.hpp"
 #include "core/parallel.hpp"
 #include "core/profile.hpp"
 #include "core/small_gemm.hpp"
-#include "core/vmath.hpp"
 
 namespace liegrad::ag {
 
@@ -55,7 +55,7 @@ void forward(const T* X, T* out, Saved<T>& sv, const std::vector<T>& slopes, T s
   const T inv_h = T(1) / static_cast<T>(h);
 #pragma omp parallel if (go_parallel(B, T_, D))
   {
-    std::vector<T> Xt(static_cast<size_t>(D * T_)), row(static_cast<size_t>(T_));
+    std::vector<T> Xt(static_cast<size_t>(D * T_));
 #pragma omp for schedule(dynamic, 1)
     for (int64_t b = 0; b < B; ++b) {
       const T* Xb = X + b * T_ * D;
@@ -70,24 +70,11 @@ void forward(const T* X, T* out, Saved<T>& sv, const std::vector<T>& slopes, T s
         const T bk = sv.beta[static_cast<size_t>(k)], sl = slopes.empty() ? T(0) : slopes[static_cast<size_t>(k)];
         T* Pk = sv.P.data() + (b * h + k) * TT;
         for (int64_t i = 0; i < T_; ++i) {
-          const T* si = Sb + i * T_;
-          T mx = -INFINITY;
-          for (int64_t j = 0; j <= i; ++j) {
-            row[static_cast<size_t>(j)] = bk * si[j] - sl * static_cast<T>(i - j);
-            mx = std::max(mx, row[static_cast<size_t>(j)]);
-          }
-          for (int64_t j = 0; j <= i; ++j) row[static_cast<size_t>(j)] -= mx;
-          vm::exp_array(i + 1, row.data(), row.data());
-          T sum = 0;
-          for (int64_t j = 0; j <= i; ++j) sum += row[static_cast<size_t>(j)];
-          const T inv = T(1) / sum;
           T* pi = Pk + i * T_;
+          causal_softmax_row(i, Sb + i * T_, bk, sl, pi);
           T* ai = Ab + i * T_;
 #pragma omp simd
-          for (int64_t j = 0; j <= i; ++j) {
-            pi[j] = row[static_cast<size_t>(j)] * inv;
-            ai[j] += inv_h * pi[j];
-          }
+          for (int64_t j = 0; j <= i; ++j) ai[j] += inv_h * pi[j];
         }
       }
       causal_blocks<T>(T_, [&](int64_t i0, int64_t rows) {

@@ -6,6 +6,9 @@
 #pragma once
 #include <cstdint>
 
+#include "core/buffer.hpp"
+#include "core/profile.hpp"
+
 namespace liegrad::groups {
 
 // Degree index into {1, 2, 4, 8, 12, 18} and squarings s, chosen from ||A||_1.
@@ -32,5 +35,22 @@ void expm_one_forward(int64_t n, const T* A, const ExpmPlan& plan, T* Q, T* scra
 // by expm_one_forward with the same plan) when it is not null, else recomputes.
 template <class T>
 void expm_one_pullback(int64_t n, const T* A, const ExpmPlan& plan, const T* G, T* dA, T* scratch, const T* cache);
+
+// Where one exponential's forward products were recorded, for its pullback.
+struct CachedExpm {
+  ExpmPlan plan;
+  int64_t offset = 0;  // into the GrowBuffer the forward appended to
+};
+
+// Q (n,n) = exp(A (n,n)), planning it and appending its forward products to `cache`.
+// The fused update and scan kernels call this per token and keep the returned record.
+template <class T>
+CachedExpm expm_one_forward_cached(int64_t n, const T* A, T* Q, T* scratch, GrowBuffer<T>& cache) {
+  CachedExpm rec{expm_plan(n, A), 0};
+  rec.offset = cache.extend(expm_cache_size(rec.plan, n));
+  prof::Sub exp_time(prof::Family::ExpForward);
+  expm_one_forward(n, A, rec.plan, Q, scratch, cache.data() + rec.offset);
+  return rec;
+}
 
 }  // namespace liegrad::groups

@@ -85,16 +85,10 @@ void forward(const Group& g, Saved<T>& sv, const T* table, const T* gammaT, T* o
         const int64_t bt = b * T_ + t;
         const T* H = t == 0 ? sv.H0.data() + b * nn : out + (bt - 1) * nn;
         g.hat_kernel(sv.coords() + bt * m, A.data(), n);
-        const ExpmPlan plan = expm_plan(n, A.data());
-        GrowBuffer<T>& cache = sv.cache[static_cast<size_t>(b)];
-        const int64_t off = cache.extend(expm_cache_size(plan, n));
-        sv.plans[static_cast<size_t>(bt)] = plan;
-        sv.offset[static_cast<size_t>(bt)] = off;
         T* E = sv.E.data() + bt * nn;
-        {
-          prof::Sub exp_time(prof::Family::ExpForward);
-          expm_one_forward(n, A.data(), plan, E, scratch.data(), cache.data() + off);
-        }
+        const CachedExpm rec = expm_one_forward_cached(n, A.data(), E, scratch.data(), sv.cache[static_cast<size_t>(b)]);
+        sv.plans[static_cast<size_t>(bt)] = rec.plan;
+        sv.offset[static_cast<size_t>(bt)] = rec.offset;
         T* Hn = out + bt * nn;
         small_gemm_ld<T>(false, false, n, n, n, T(1), H, n, E, n, T(0), Hn, n);
         if (sv.renorm > 0 && (t + 1) % sv.renorm == 0) renormalize_one(g, Hn, tmp.data());

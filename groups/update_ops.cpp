@@ -80,15 +80,10 @@ void forward(const Group& g, int64_t N, const T* H, const T* P, const T* gammaT,
     cache.reserve((i1 - i0) * 4 * nn);
     for (int64_t i = i0; i < i1; ++i) {
       g.hat_kernel(sv.coords() + i * m, R.data(), n);  // A
-      const ExpmPlan plan = expm_plan(n, R.data());
-      const int64_t off = cache.extend(expm_cache_size(plan, n));
-      sv.plans[static_cast<size_t>(i)] = plan;
-      sv.offset[static_cast<size_t>(i)] = off;
       T* E = sv.E.data() + i * nn;
-      {
-        prof::Sub exp_time(prof::Family::ExpForward);
-        expm_one_forward(n, R.data(), plan, E, scratch.data(), cache.data() + off);
-      }
+      const CachedExpm rec = expm_one_forward_cached(n, R.data(), E, scratch.data(), cache);
+      sv.plans[static_cast<size_t>(i)] = rec.plan;
+      sv.offset[static_cast<size_t>(i)] = rec.offset;
       small_gemm_ld<T>(false, false, n, n, n, T(1), H + i * nn, n, E, n, T(0), out + i * nn, n);
     }
   });
