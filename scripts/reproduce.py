@@ -5,7 +5,9 @@ For each requested table, every run (config x grid point x seed) whose result is
 not yet in results/TABLE/RUN/result.json is trained with `liegrad train` into
 runs/paper/TABLE/RUN (resumed from last.json when an earlier sitting was cut
 short); its small files (config.json, metrics.jsonl, result.json) are then copied
-into results/TABLE/RUN/. Finally results/TABLE.json and results/TABLE.md are
+into results/TABLE/RUN/. A run identical to a finished run of another table (same
+config file, overrides and seed, e.g. the 100K rows of the scaling table) is copied
+from it instead, with "reused_from" added to its result.json. Finally results/TABLE.json and results/TABLE.md are
 written from whatever runs are finished (the rest are listed as pending), with
 SVG plots where the table asks for one. Numbers are only ever read from the runs'
 result.json files.
@@ -72,9 +74,79 @@ def set_args(sets):
     return args
 
 
-def train(binary, table_name, table, run, dry_run, commit):
+def config_matches(run, result):
+    """True if a finished run's resolved config holds every value of this run's config
+    file and overrides (dotted keys), so training again would repeat it exactly."""
+    with open(os.path.join(ROOT, run["config"])) as f:
+        wanted = {}
+
+        def flatten(prefix, obj):
+            for k, v in obj.items():
+                if k == "comment":  # documentation only; not part of the resolved config
+                    continue
+                if isinstance(v, dict):
+                    flatten(prefix + k + ".", v)
+                else:
+                    wanted[prefix + k] = v
+        flatten("", json.load(f))
+    wanted.update(run["sets"])
+    for key, value in wanted.items():
+        node = result.get("config", {})
+        for part in key.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if node != value and not (isinstance(node, (int, float)) and isinstance(value, (int, float))
+                                  and float(node) == float(value)):
+            return False
+    return True
+
+
+def find_identical(manifest, table_name, table, run):
+    """(table, run id, result dir) of a finished run in another table with the same config
+    file, overrides and seed, or None. Such a run is copied instead of trained again."""
+    if "wall_budget_s" in table:
+        return None
+    for other_name, other in manifest.items():
+        if other_name in ("comment", table_name) or "wall_budget_s" in other:
+            continue
+        for o in expand(other_name, other):
+            if o["config"] != run["config"] or o["sets"] != run["sets"]:
+                continue
+            d = os.path.join(ROOT, "results", other_name, o["id"])
+            f = os.path.join(d, "result.json")
+            if not os.path.exists(f):
+                continue
+            with open(f) as fh:
+                result = json.load(fh)
+            if not result.get("diverged") and result.get("reused_from") is None and config_matches(run, result):
+                return other_name, o["id"], d
+    return None
+
+
+def reuse(source, res_dir):
+    """Copies a finished identical run's files into res_dir; result.json gains reused_from."""
+    other_name, other_id, d = source
+    os.makedirs(res_dir, exist_ok=True)
+    for f in ("config.json", "metrics.jsonl"):
+        shutil.copy(os.path.join(d, f), os.path.join(res_dir, f))
+    with open(os.path.join(d, "result.json")) as fh:
+        result = json.load(fh)
+    result["reused_from"] = "%s/%s" % (other_name, other_id)
+    with open(os.path.join(res_dir, "result.json"), "w") as fh:
+        json.dump(result, fh, indent=1)
+
+
+def train(binary, table_name, table, run, dry_run, commit, manifest):
     res_dir = os.path.join(ROOT, "results", table_name, run["id"])
     if os.path.exists(os.path.join(res_dir, "result.json")):
+        return "done"
+    source = find_identical(manifest, table_name, table, run)
+    if source:
+        print("[%s] %s: identical to %s/%s, copied" % (table_name, run["id"], source[0], source[1]), flush=True)
+        if not dry_run:
+            reuse(source, res_dir)
+            if commit:
+                git_commit_paths([res_dir], "results: %s/%s (copied from the identical %s/%s)" % (
+                    table_name, run["id"], source[0], source[1]))
         return "done"
     run_dir = os.path.join(ROOT, "runs", "paper", table_name, run["id"])
     sets = dict(run["sets"])
@@ -325,6 +397,9 @@ def summarize(table_name, table, runs, binary=None):
             row["tokens_per_s"] = statistics.mean(x["tokens_per_second"] for x in res)
             row["wall_s"] = statistics.mean(x["wall_seconds"] for x in res)
             row["wall_s_each"] = [x["wall_seconds"] for x in res]
+            copied = [x["reused_from"] for x in res if x.get("reused_from")]
+            if copied:
+                row["reused_from"] = copied
         norms = [max_grad_norm(os.path.join(res_root, table_name, rid, "metrics.jsonl")) for rid in r["ids"]]
         norms = [x for x in norms if x is not None]
         if norms:
@@ -362,6 +437,11 @@ def summarize(table_name, table, runs, binary=None):
             row.get("steps", "—"), "%.0f" % row["tokens_per_s"] if "tokens_per_s" in row else "—",
             "%.0f s" % row["wall_s"] if "wall_s" in row else "—",
             "%.3g" % row["max_grad_norm"] if "max_grad_norm" in row else "—"))
+    copied = ["%s (from %s)" % (row["run"], ", ".join(row["reused_from"])) for row in summary["rows"]
+              if row.get("reused_from")]
+    if copied:
+        lines += ["", "Copied, not trained again, because another table has a finished run with the same config, "
+                  "overrides and seed (its wall time and tokens/s are that run's): " + "; ".join(copied) + "."]
     if pending:
         lines += ["", "Pending runs: " + ", ".join(pending)]
     # Table-specific extras.
@@ -424,7 +504,7 @@ def main():
         runs = expand(t, manifest[t])
         if not a.summarize_only:
             for run in runs:
-                failed += train(a.binary, t, manifest[t], run, a.dry_run, a.commit) == "failed"
+                failed += train(a.binary, t, manifest[t], run, a.dry_run, a.commit, manifest) == "failed"
         os.makedirs(os.path.join(ROOT, "results"), exist_ok=True)
         written = summarize(t, manifest[t], runs, None if a.dry_run else a.binary)
         print("wrote results/%s.md" % t)
