@@ -232,6 +232,8 @@ class Mixing:
         self.kind = kind
         if kind == "linear":
             self.G = model.add(name, init.get(name, lambda: torch.eye(m)))
+        elif kind == "bounded":  # Gamma = I - W / sqrt(1 + ||W||_F^2), W = 0 at init
+            self.W = model.add(name, init.get(name, lambda: torch.zeros(m, m)))
         elif kind == "lowrank":
             self.U = model.add(name + ".u", init.get(name + ".u", lambda: torch.zeros(m, rank)))
             self.V = model.add(name + ".v", init.get(name + ".v", lambda: torch.randn(m, rank) / math.sqrt(m)))
@@ -239,6 +241,10 @@ class Mixing:
     def __call__(self, u):
         if self.kind == "linear":
             return u @ self.G.t()
+        if self.kind == "bounded":
+            W = self.W
+            G = torch.eye(W.shape[0], dtype=W.dtype) - W / torch.sqrt(1 + (W * W).sum())
+            return u @ G.t()
         if self.kind == "lowrank":
             return u + (u @ self.V) @ self.U.t()
         return u

@@ -7,7 +7,7 @@ An independent reading of docs/checkpoint.md (the format, the group coordinate
 orders, the real form of complex groups) and of ../shared/spec/models.md (the
 models), written against the C++ in models/, groups/ and train/evaluate.cpp. All
 five model types load: osmformer, osm_rnn, transformer, lstm, exprnn (algebra or
-manifold group parameters, identity / linear / lowrank mixing, every group
+manifold group parameters, identity / linear / lowrank / bounded mixing, every group
 spelling make_group accepts). Only numpy is needed; everything runs in float64.
 
 BPC is computed as `liegrad eval --checkpoint F --text FILE` does
@@ -326,12 +326,17 @@ def row_nll(logits, targets):
 
 
 class Mixing:
-    """u -> u Gamma^T on rows: identity, linear (`name` (m,m)) or lowrank (I + U V^T)."""
+    """u -> u Gamma^T on rows: identity, linear (`name` (m,m)), lowrank (I + U V^T) or
+    bounded (I - W / sqrt(1 + ||W||_F^2) with W stored as `name`)."""
 
     def __init__(self, P, name, kind, m, rank):
         self.kind = kind
         if kind == "linear":
             self.G = P.get(name, (m, m))
+        elif kind == "bounded":
+            W = P.get(name, (m, m))
+            self.G = np.eye(m) - W / np.sqrt(1.0 + np.sum(W * W))
+            self.kind = "linear"
         elif kind == "lowrank":
             self.U = P.get(name + ".u", (m, rank))
             self.V = P.get(name + ".v", (m, rank))

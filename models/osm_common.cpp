@@ -22,8 +22,11 @@ OsmCommonConfig OsmCommonConfig::read(ConfigReader& c, nlohmann::json& resolved,
   }
   if (o.group->dim() < 1)
     throw ConfigError("model.group: " + group + " has a zero-dimensional algebra (nothing to learn); use d >= 2");
-  const std::string mixing = c.get_string("mixing", "linear", {"identity", "linear", "lowrank"});
-  o.mixing = mixing == "identity" ? MixingKind::Identity : mixing == "linear" ? MixingKind::Linear : MixingKind::LowRank;
+  const std::string mixing = c.get_string("mixing", "linear", {"identity", "linear", "lowrank", "bounded"});
+  o.mixing = mixing == "identity" ? MixingKind::Identity
+             : mixing == "linear" ? MixingKind::Linear
+             : mixing == "lowrank" ? MixingKind::LowRank
+                                   : MixingKind::Bounded;
   o.rank = c.get_int("rank", 8, 1);
   const std::string mode = c.get_string("group_param", "algebra", {"algebra", "manifold"});
   o.param_mode = groups::parse_group_param_mode(mode);
@@ -51,6 +54,8 @@ TangentMixing<T>::TangentMixing(const std::string& name, MixingKind kind, int64_
   };
   if (kind == MixingKind::Linear) {
     gamma_ = add(name, Array<T>::eye(m));
+  } else if (kind == MixingKind::Bounded) {
+    gamma_ = add(name, Array<T>(Shape{m, m}));  // W = 0: Gamma = I
   } else if (kind == MixingKind::LowRank) {
     lr_u_ = add(name + ".u", Array<T>(Shape{m, rank}));
     lr_v_ = add(name + ".v", rng.normal_array<T>(Shape{m, rank}, 1.0 / std::sqrt(static_cast<double>(m))));
@@ -64,6 +69,7 @@ ag::Var<T> TangentMixing<T>::apply(const ag::Var<T>& u) const {
     case MixingKind::Identity: return u;
     case MixingKind::Linear: return ag::matmul(u, gamma_, false, true);
     case MixingKind::LowRank: return ag::add(u, ag::matmul(ag::matmul(u, lr_v_), lr_u_, false, true));
+    case MixingKind::Bounded: return ag::matmul(u, dense(), false, true);
   }
   return u;
 }
@@ -77,6 +83,12 @@ ag::Var<T> TangentMixing<T>::dense() const {
       prof::Tag timed(prof::Family::Tangent);
       const int64_t m = lr_u_.shape()[0];
       return ag::add(ag::Var<T>::constant(Array<T>::eye(m)), ag::matmul(lr_u_, lr_v_, false, true));
+    }
+    case MixingKind::Bounded: {  // Gamma = I - W / sqrt(1 + ||W||_F^2)
+      prof::Tag timed(prof::Family::Tangent);
+      const int64_t m = gamma_.shape()[0];
+      const ag::Var<T> root = ag::exp(ag::scale(ag::log(ag::add_const(ag::sum(ag::square(gamma_)), T(1))), T(0.5)));
+      return ag::sub(ag::Var<T>::constant(Array<T>::eye(m)), ag::div(gamma_, root));
     }
   }
   return ag::Var<T>();

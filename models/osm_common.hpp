@@ -3,7 +3,12 @@
 //
 //   mixing  identity: u = vee(Pi(R));  linear: u = Gamma vee(Pi(R)), Gamma (m,m) = I at
 //           init;  lowrank: Gamma = I + U V^T with U, V (m,r), U = 0 at init (so
-//           Gamma = I), V ~ N(0, 1/m).  On a batch of row vectors u (N,m): u Gamma^T.
+//           Gamma = I), V ~ N(0, 1/m);  bounded (liegrad's addition, not in the
+//           spec): Gamma = I - W / sqrt(1 + ||W||_F^2) with W (m,m) = 0 at init, so
+//           ||I - Gamma||_2 < 1 and every eigenvalue of Gamma has real part in (0, 2):
+//           a learned Gamma cannot reach the expansive range that makes the
+//           OSM-RNN's gradients explode (docs/results.md).
+//           On a batch of row vectors u (N,m): u Gamma^T.
 //   readout logits_v(H) = tau Re tr(H* P_v) + b_v,  tau = exp(log_tau): one GEMM.
 //   update  H <- H exp(hat(u)).
 #pragma once
@@ -17,7 +22,7 @@
 
 namespace liegrad::models {
 
-enum class MixingKind { Identity, Linear, LowRank };
+enum class MixingKind { Identity, Linear, LowRank, Bounded };
 
 // Config shared by osm_rnn and osmformer: group, mixing, rank, group_param, init_scale.
 struct OsmCommonConfig {
@@ -34,12 +39,13 @@ template <class T>
 class TangentMixing {
  public:
   TangentMixing() = default;
-  // Registers `name` (linear: (m,m)) or `name`.u / `name`.v (lowrank) in `params`.
+  // Registers `name` (linear: Gamma (m,m); bounded: W (m,m)) or `name`.u / `name`.v
+  // (lowrank) in `params`.
   TangentMixing(const std::string& name, MixingKind kind, int64_t m, int64_t rank, Rng& rng,
                 std::vector<groups::Parameter<T>>& params);
   // u (N,m) -> u Gamma^T (N,m).
   ag::Var<T> apply(const ag::Var<T>& u) const;
-  // Gamma as a dense (m,m) Var on the tape (lowrank: I + U V^T), or an undefined Var
+  // Gamma as a dense (m,m) Var on the tape (lowrank: I + U V^T; bounded: from W), or an undefined Var
   // for identity mixing: the form groups::relative_update takes.
   ag::Var<T> dense() const;
 

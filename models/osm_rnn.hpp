@@ -5,7 +5,7 @@
 //
 // rnn_drive: relative (R_t = H_t* M_x, default), token (R_t = M_x), or both
 // (u_t = Gamma (vee(Pi(H_t* M_x)) + vee(Pi(M_x)))).
-// Config keys: group ("SO(16)"), mixing (identity|linear|lowrank), rank,
+// Config keys: group ("SO(16)"), mixing (identity|linear|lowrank|bounded), rank,
 // rnn_drive, group_param (algebra|manifold), init_scale, renormalize_every (16;
 // 0 = never): every so many steps the state gets a straight-through Newton-Schulz
 // step back onto the group (groups/renormalize.hpp), which keeps the float defect

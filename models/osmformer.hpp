@@ -16,7 +16,7 @@
 // Config keys: group, layers, heads, mixing, rank, grounding (on|off), positional
 // (alibi|none), group_param, init_scale.
 // Parameters: embed, proto, bias, log_tau, layers.l.log_beta (h),
-// layers.l.mix_att, layers.l.mix_gnd (m,m; linear mixing).
+// layers.l.mix_att, layers.l.mix_gnd (m,m; linear and bounded mixing).
 #pragma once
 #include "models/osm_common.hpp"
 

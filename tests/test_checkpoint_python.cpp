@@ -136,6 +136,7 @@ std::vector<Case> cases(bool all) {
   if (all) {
     c.push_back({"osmformer_u", {{"type", "osmformer"}, {"group", "SO(2)xU(2)"}, {"layers", 1}, {"heads", 2}}, 20});
     c.push_back({"osm_rnn", {{"type", "osm_rnn"}, {"group", "SU(3)"}, {"mixing", "linear"}, {"renormalize_every", 5}}, 24});
+    c.push_back({"osm_rnn_bounded", {{"type", "osm_rnn"}, {"group", "SO(4)"}, {"mixing", "bounded"}}, 24});
     c.push_back({"lstm", {{"type", "lstm"}, {"hidden", 12}}, 24});
     c.push_back({"exprnn", {{"type", "exprnn"}, {"hidden", 8}}, 24});
   }

@@ -7,6 +7,7 @@
 
 #include "groups/group.hpp"
 #include "models/exprnn.hpp"
+#include "models/osm_common.hpp"
 #include "models/osm_rnn.hpp"
 #include "models/osmformer.hpp"
 #include "tests/model_test_utils.hpp"
@@ -26,6 +27,8 @@ TEST_CASE("OSM parameter counts match the spec") {
       CHECK(rnn_lin->parameter_count() == 2 * V * m + V + 1 + m * m);
       auto rnn_id = models::make_model<float>(json{{"type", "osm_rnn"}, {"group", grp}, {"mixing", "identity"}}, V, 1);
       CHECK(rnn_id->parameter_count() == 2 * V * m + V + 1);
+      auto rnn_b = models::make_model<float>(json{{"type", "osm_rnn"}, {"group", grp}, {"mixing", "bounded"}}, V, 1);
+      CHECK(rnn_b->parameter_count() == rnn_lin->parameter_count());
       for (int64_t L : {1, 3}) {
         const int64_t h = 4;
         auto f_lin = models::make_model<float>(json{{"type", "osmformer"}, {"group", grp}, {"layers", L}}, V, 1);
@@ -39,6 +42,9 @@ TEST_CASE("OSM parameter counts match the spec") {
         auto f_lr = models::make_model<float>(
             json{{"type", "osmformer"}, {"group", grp}, {"layers", L}, {"mixing", "lowrank"}, {"rank", 2}}, V, 1);
         CHECK(f_lr->parameter_count() == 2 * V * m + V + 1 + L * (h + 2 * 2 * m * 2));
+        auto f_b = models::make_model<float>(
+            json{{"type", "osmformer"}, {"group", grp}, {"layers", L}, {"mixing", "bounded"}}, V, 1);
+        CHECK(f_b->parameter_count() == f_lin->parameter_count());
       }
     }
   }
@@ -84,6 +90,15 @@ TEST_CASE("OSM variants' gradients: lowrank mixing, drives, no grounding, expRNN
     for (auto& p : m->parameters())
       if (p.name.find(".u") != std::string::npos) p.var.value() = Rng(9).normal_array<double>(p.var.shape(), 0.3);
     test::model_gradcheck(*m, 2, 5, 23);
+  }
+  for (const std::string type : {"osm_rnn", "osmformer"}) {
+    CAPTURE(type);  // bounded mixing: W starts at 0; move it so the norm's path is exercised
+    json cfg{{"type", type}, {"group", "SO(3)"}, {"mixing", "bounded"}, {"init_scale", 2.0}};
+    if (type == "osmformer") cfg.update(json{{"layers", 2}, {"heads", 2}});
+    auto m = models::make_model<double>(cfg, 7, 4);
+    for (auto& p : m->parameters())
+      if (p.name.find("mix") != std::string::npos) p.var.value() = Rng(10).normal_array<double>(p.var.shape(), 0.5);
+    test::model_gradcheck(*m, 2, 5, 26);
   }
   for (const std::string drive : {"token", "both"}) {
     CAPTURE(drive);
@@ -164,11 +179,40 @@ TEST_CASE("linear mixing starts exactly where identity mixing is") {
     auto lin = models::make_model<float>(json{{"type", type}, {"group", "SO(5)"}, {"mixing", "linear"}}, 13, 8);
     auto idn = models::make_model<float>(json{{"type", type}, {"group", "SO(5)"}, {"mixing", "identity"}}, 13, 8);
     auto low = models::make_model<float>(json{{"type", type}, {"group", "SO(5)"}, {"mixing", "lowrank"}}, 13, 8);
+    auto bnd = models::make_model<float>(json{{"type", type}, {"group", "SO(5)"}, {"mixing", "bounded"}}, 13, 8);
     ag::NoGrad ng;
     auto x = test::tokens(2 * 12, 13, 3);
     const Array<float> a = lin->forward(x, 2, 12).value(), b = idn->forward(x, 2, 12).value();
     CHECK(max_abs_diff(a, b) <= 1e-5);
     CHECK(max_abs_diff(low->forward(x, 2, 12).value(), b) <= 1e-5);
+    CHECK(max_abs_diff(bnd->forward(x, 2, 12).value(), b) <= 1e-5);
+  }
+}
+
+TEST_CASE("bounded mixing keeps ||I - Gamma|| below 1 however large W grows") {
+  // Gamma = I - W / sqrt(1 + ||W||_F^2): ||I - Gamma||_F = ||W||_F / sqrt(1 + ||W||_F^2) < 1,
+  // so every eigenvalue of Gamma lies within 1 of 1 (real part in (0, 2)).
+  const int64_t m = 6;
+  Rng rng(3);
+  std::vector<groups::Parameter<double>> params;
+  models::TangentMixing<double> mix("mix", models::MixingKind::Bounded, m, 0, rng, params);
+  REQUIRE(params.size() == 1);
+  REQUIRE(params[0].var.shape() == Shape{m, m});
+  for (double size : {0.0, 0.1, 1.0, 100.0, 1e6}) {
+    CAPTURE(size);
+    params[0].var.value() = Rng(4).normal_array<double>(Shape{m, m}, size);
+    double w2 = 0;
+    for (int64_t i = 0; i < m * m; ++i) w2 += params[0].var.value()[i] * params[0].var.value()[i];
+    ag::NoGrad ng;
+    const Array<double> gamma = mix.dense().value();
+    double d2 = 0;  // ||I - Gamma||_F^2
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < m; ++j) {
+        const double e = (i == j ? 1.0 : 0.0) - gamma.at(i, j);
+        d2 += e * e;
+      }
+    CHECK(std::sqrt(d2) < 1.0);
+    CHECK(std::sqrt(d2) == doctest::Approx(std::sqrt(w2 / (1 + w2))).epsilon(1e-12));
   }
 }
 
