@@ -41,6 +41,11 @@ class Model {
   // switch it off. Models without such layers ignore it.
   virtual void set_training(bool) {}
   virtual bool training() const { return false; }
+  // The trainer calls this before every training step with a value that depends only
+  // on the run's seed and the step number, so stochastic layers reseed from it and draw
+  // the same numbers whether or not the run was interrupted and resumed. Models
+  // without such layers ignore it.
+  virtual void begin_step(uint64_t /*step_seed*/) {}
   // inputs: B*T token ids, row-major (B,T) (T_ is the window length T; T names the
   // scalar type). Returns logits (B,T,V).
   virtual ag::Var<T> forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_,

@@ -22,6 +22,7 @@ class Transformer : public ModelBase<T> {
   ag::Var<T> forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) override;
   void set_training(bool on) override { training_ = on; }
   bool training() const override { return training_; }
+  void begin_step(uint64_t step_seed) override { dropout_rng_ = Rng(step_seed ^ 0x5eedULL); }
 
  private:
   struct Block {

@@ -62,13 +62,15 @@ TEST_CASE("resuming reproduces the uninterrupted run's losses exactly") {
   test::TempDir tmp("train_resume");
   test::write_text(tmp / "text.txt", test::small_corpus());
   for (const json& model : {json{{"type", "transformer"}, {"D", 16}, {"layers", 1}, {"heads", 2}},
+                           json{{"type", "transformer"}, {"D", 16}, {"layers", 1}, {"heads", 2}, {"dropout", 0.2}},
                            json{{"type", "osm_rnn"}, {"group", "SO(4)"}},
                            json{{"type", "osmformer"}, {"group", "U(2)"}, {"layers", 1}, {"heads", 2},
                                 {"group_param", "manifold"}}}) {
     CAPTURE(model.dump());
     const json cfg = test::tiny_config(tmp / "text.txt", model, 16);
-    const std::string full = tmp / ("full_" + model["type"].get<std::string>());
-    const std::string split = tmp / ("split_" + model["type"].get<std::string>());
+    const std::string tag = model["type"].get<std::string>() + (model.contains("dropout") ? "_dropout" : "");
+    const std::string full = tmp / ("full_" + tag);
+    const std::string split = tmp / ("split_" + tag);
     train::TrainOptions a;
     a.out_dir = full;
     train::run_training(cfg, a);

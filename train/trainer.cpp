@@ -163,6 +163,8 @@ class Run {
       if (model_->recurrent() && batch.starts_new_pass) train_state_.clear();
       optimizer_->zero_grad();
       ag::Tape<float>::current().clear();
+      // Dropout masks follow (seed, step), so a resumed run draws the same ones.
+      model_->begin_step(t.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(step_));
       ag::Varf logits = model_->forward(batch.inputs, batch.B, batch.T, model_->recurrent() ? &train_state_ : nullptr);
       ag::Varf loss = ag::cross_entropy(logits, batch.targets);
       const double loss_value = loss.value().item();
