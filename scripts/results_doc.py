@@ -54,7 +54,7 @@ validation or test split, with the recurrent models carrying state through the s
   train it fastest: see the "max grad norm" column of table 6 (every table has it; it is
   the largest gradient norm before clipping in the run's log, and "Beyond the paper"
   below). Its screen's best rate, 1e-3, was first used for table 4: all three
-  2,000-step seeds exploded (largest gradient norms 6e5, 2e9 and 4e8) and ended at 5.2–5.7 validation
+  2,000-step seeds exploded (largest gradient norms 6e5, 2e9 and 4e8; those runs are in git at commit 98b1ee6, results/recurrent/osm-rnn-linear-s*) and ended at 5.2–5.7 validation
   BPC, so table 4 was rerun at 3e-4. That rate is slow for the other recurrent models
   (table 6), so claim 3 compares a stable but slowly trained OSM-RNN with an LSTM at its
   best rate. The likely
