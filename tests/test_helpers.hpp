@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "autograd/gradcheck.hpp"
 
@@ -13,6 +14,15 @@ inline void require_vjp(const ag::VjpResult& r) {
   INFO("op " << r.name << " at " << r.shapes << ": worst abs error " << r.max_abs_error << ", worst rel error "
              << r.max_rel_error);
   CHECK(r.passed);
+}
+
+// The groups the group tests run over: every kind at d in {1, 2, 3, 8, 16}, and products.
+inline std::vector<std::string> group_specs() {
+  std::vector<std::string> s;
+  for (int d : {1, 2, 3, 8, 16})
+    for (const char* k : {"SO", "O", "U", "SU", "T"}) s.push_back(std::string(k) + "(" + std::to_string(d) + ")");
+  for (const char* p : {"SO(8)xSO(8)", "SO(3)xU(2)", "SO(2)xSO(3)xT(2)", "SU(2)xO(3)", "U(1)xSO(1)"}) s.push_back(p);
+  return s;
 }
 
 }  // namespace liegrad::test
