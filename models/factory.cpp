@@ -1,6 +1,8 @@
-// make_model: builds any model from its config section by its "type".
+// make_model: builds any model from its config section by its "type", under an
+// AllocationLimit of kMaxModelElements, so an absurd size is a ValueError.
 #include <algorithm>
 
+#include "core/alloc_limit.hpp"
 #include "models/config.hpp"
 #include "models/exprnn.hpp"
 #include "models/lstm.hpp"
@@ -22,6 +24,8 @@ std::unique_ptr<Model<T>> make_model(const nlohmann::json& config, int64_t vocab
   ConfigReader c(config, "model");
   const std::string type = c.get_string("type", "", model_types());
   if (type.empty()) throw ConfigError("model.type: missing (expected one of the model types, e.g. \"osmformer\")");
+  const AllocationLimit limit(kMaxModelElements, "model: the configuration is too large to build (reduce the group "
+                                                 "size, D, hidden, layers, heads or rank)");
   if (type == "osmformer") return std::make_unique<OsmFormer<T>>(config, vocab, seed);
   if (type == "osm_rnn") return std::make_unique<OsmRnn<T>>(config, vocab, seed);
   if (type == "transformer") return std::make_unique<Transformer<T>>(config, vocab, seed);

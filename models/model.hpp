@@ -67,9 +67,14 @@ class Model {
   }
 };
 
+// The most array elements building one model may allocate (its parameters and their
+// initialisation): 2^28, 1 GiB of float parameters, far beyond what 2 CPU cores train.
+inline constexpr int64_t kMaxModelElements = int64_t(1) << 28;
+
 // Builds a model from its config section (see docs/ and configs/); `vocab` is the
 // vocabulary size V; initial weights are drawn from `seed`. Unknown type or keys
-// and out-of-range values throw ConfigError naming them.
+// and out-of-range values throw ConfigError naming them; a model needing more than
+// kMaxModelElements array elements throws ValueError.
 template <class T>
 std::unique_ptr<Model<T>> make_model(const nlohmann::json& model_config, int64_t vocab, uint64_t seed);
 

@@ -332,7 +332,7 @@ class Options {
       if (ok) continue;
       std::string list;
       for (const std::string& k : known_) list += (list.empty() ? "" : ", ") + k;
-      throw ConfigError("optimizer " + name_ + ": unknown option '" + kv.key() + "'; known options: " + list);
+      throw ConfigError("optimizer " + name_ + ": unknown option '" + printable(kv.key()) + "'; known options: " + list);
     }
   }
 
