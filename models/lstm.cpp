@@ -7,6 +7,7 @@
 
 #include "autograd/ops.hpp"
 #include "core/profile.hpp"
+#include "kernels/lstm_scan.hpp"
 #include "models/config.hpp"
 
 namespace liegrad::models {
@@ -58,9 +59,9 @@ ag::Var<T> Lstm<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int64
     Var<T> h0 = Var<T>::constant(carry ? state->tensors[static_cast<size_t>(2 * l)] : Array<T>(Shape{B, h}));
     Var<T> c0 = Var<T>::constant(carry ? state->tensors[static_cast<size_t>(2 * l + 1)] : Array<T>(Shape{B, h}));
     if (h0.shape() != Shape{B, h}) throw ShapeError("lstm: carried state " + h0.shape().str() + " does not fit batch " + std::to_string(B));
-    // The whole window of this layer in one fused op (autograd/lstm_scan.hpp).
+    // The whole window of this layer in one fused op (kernels/lstm_scan.hpp).
     Array<T> c_last;
-    x = lstm_scan(xw, cell.w_hh, h0, c0, &c_last);  // (B,T,h)
+    x = kernels::lstm_scan(xw, cell.w_hh, h0, c0, &c_last);  // (B,T,h)
     Array<T> h_last(Shape{B, h});
     for (int64_t b = 0; b < B; ++b)
       std::copy(x.value().data() + (b * T_ + T_ - 1) * h, x.value().data() + (b * T_ + T_) * h, h_last.data() + b * h);

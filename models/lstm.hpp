@@ -7,7 +7,7 @@
 //
 // Config keys: hidden (h), layers. Count: V*h + layers*(8h^2 + 4h) + h*V + V.
 // State: (h, c) per layer, each (B,h). Weights are stored (in, out).
-// Each layer's window is one fused tape op (ag::lstm_scan): batch rows in parallel,
+// Each layer's window is one fused tape op (kernels::lstm_scan): batch rows in parallel,
 // the recurrence as one (rows x h) by (h x 4h) product per step and thread.
 #pragma once
 #include "models/model_base.hpp"

@@ -63,18 +63,6 @@ TangentMixing<T>::TangentMixing(const std::string& name, MixingKind kind, int64_
 }
 
 template <class T>
-ag::Var<T> TangentMixing<T>::apply(const ag::Var<T>& u) const {
-  prof::Tag timed(prof::Family::Tangent);
-  switch (kind_) {
-    case MixingKind::Identity: return u;
-    case MixingKind::Linear: return ag::matmul(u, gamma_, false, true);
-    case MixingKind::LowRank: return ag::add(u, ag::matmul(ag::matmul(u, lr_v_), lr_u_, false, true));
-    case MixingKind::Bounded: return ag::matmul(u, dense(), false, true);
-  }
-  return u;
-}
-
-template <class T>
 ag::Var<T> TangentMixing<T>::dense() const {
   switch (kind_) {
     case MixingKind::Identity: return ag::Var<T>();
@@ -119,16 +107,9 @@ ag::Var<T> PrototypeReadout<T>::logits(const ag::Var<T>& H) const {
   return ag::add(ag::mul(s, ag::exp(log_tau_)), bias_);
 }
 
-template <class T>
-ag::Var<T> exp_update(const groups::Group& g, const ag::Var<T>& H, const ag::Var<T>& u) {
-  return groups::compose(g, H, groups::expm(groups::hat(g, u)));
-}
-
 template class TangentMixing<float>;
 template class TangentMixing<double>;
 template class PrototypeReadout<float>;
 template class PrototypeReadout<double>;
-template ag::Var<float> exp_update(const groups::Group&, const ag::Var<float>&, const ag::Var<float>&);
-template ag::Var<double> exp_update(const groups::Group&, const ag::Var<double>&, const ag::Var<double>&);
 
 }  // namespace liegrad::models

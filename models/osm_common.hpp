@@ -10,7 +10,8 @@
 //           OSM-RNN's gradients explode (docs/results.md).
 //           On a batch of row vectors u (N,m): u Gamma^T.
 //   readout logits_v(H) = tau Re tr(H* P_v) + b_v,  tau = exp(log_tau): one GEMM.
-//   update  H <- H exp(hat(u)).
+//   update  H <- H exp(hat(u)): the fused kernels of kernels/ (relative_update,
+//           osm_scan), whose plain-op forms are in kernels/reference.hpp.
 #pragma once
 #include <memory>
 #include <string>
@@ -43,10 +44,8 @@ class TangentMixing {
   // (lowrank) in `params`.
   TangentMixing(const std::string& name, MixingKind kind, int64_t m, int64_t rank, Rng& rng,
                 std::vector<groups::Parameter<T>>& params);
-  // u (N,m) -> u Gamma^T (N,m).
-  ag::Var<T> apply(const ag::Var<T>& u) const;
   // Gamma as a dense (m,m) Var on the tape (lowrank: I + U V^T; bounded: from W), or an undefined Var
-  // for identity mixing: the form groups::relative_update takes.
+  // for identity mixing: the form kernels::relative_update takes.
   ag::Var<T> dense() const;
 
  private:
@@ -68,9 +67,5 @@ class PrototypeReadout {
   groups::GroupParam<T> proto_;
   ag::Var<T> bias_, log_tau_;
 };
-
-// H (N,n,n) <- H exp(hat(u)), u (N,m).
-template <class T>
-ag::Var<T> exp_update(const groups::Group& g, const ag::Var<T>& H, const ag::Var<T>& u);
 
 }  // namespace liegrad::models

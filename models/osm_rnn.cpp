@@ -3,7 +3,7 @@
 
 #include "autograd/ops.hpp"
 #include "groups/group_ops.hpp"
-#include "groups/scan_ops.hpp"
+#include "kernels/osm_scan.hpp"
 
 namespace liegrad::models {
 
@@ -48,11 +48,11 @@ ag::Var<T> OsmRnn<T>::encode(const std::vector<int32_t>& inputs, int64_t B, int6
     for (int64_t b = 0; b < B; ++b)
       for (int64_t i = 0; i < n; ++i) H0.at(b, i, i) = T(1);
   }
-  // The whole window in one fused op (groups/scan_ops.hpp): lanes in parallel, steps in order.
-  const groups::ScanDrive drive = drive_ == Drive::Relative ? groups::ScanDrive::Relative
-                                  : drive_ == Drive::Token  ? groups::ScanDrive::Token
-                                                            : groups::ScanDrive::Both;
-  Var<T> states = groups::osm_scan(g, Var<T>::constant(std::move(H0)), embed_.elements(), inputs, B, T_, mix_.dense(),
+  // The whole window in one fused op (kernels/osm_scan.hpp): lanes in parallel, steps in order.
+  const kernels::ScanDrive drive = drive_ == Drive::Relative ? kernels::ScanDrive::Relative
+                                  : drive_ == Drive::Token  ? kernels::ScanDrive::Token
+                                                            : kernels::ScanDrive::Both;
+  Var<T> states = kernels::osm_scan(g, Var<T>::constant(std::move(H0)), embed_.elements(), inputs, B, T_, mix_.dense(),
                                    drive, renormalize_every_);  // (B*T,n,n)
   if (state) {
     Array<T> last(Shape{B, n, n});

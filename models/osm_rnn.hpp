@@ -11,7 +11,7 @@
 // step back onto the group (groups/renormalize.hpp), which keeps the float defect
 // near 1e-6 over any length instead of growing with it.
 // Parameters: embed, proto, bias, log_tau, mix (linear). Count 2Vm + V + 1 (+ m^2).
-// State: H (B,n,n). The whole window is one fused tape op (groups::osm_scan): the
+// State: H (B,n,n). The whole window is one fused tape op (kernels::osm_scan): the
 // batch rows (lanes) run in parallel, each through its steps in order, with a
 // hand-written backward through time.
 #pragma once

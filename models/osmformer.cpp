@@ -6,7 +6,8 @@
 #include "autograd/ops.hpp"
 #include "core/profile.hpp"
 #include "groups/group_ops.hpp"
-#include "groups/update_ops.hpp"
+#include "kernels/mean_attention.hpp"
+#include "kernels/relative_update.hpp"
 
 namespace liegrad::models {
 
@@ -68,11 +69,11 @@ ag::Var<T> OsmFormer<T>::encode(const std::vector<int32_t>& inputs, int64_t B, i
   Var<T> H = M;
   const T s_real = static_cast<T>(g.real_scale());
   for (const Layer& layer : blocks_) {
-    // A_i = (1/h) sum_k sum_j a^k_ij H_j, one fused op (autograd/mean_attention.hpp).
-    const Var<T> A = mean_head_attention(H, layer.log_beta, slopes, s_real, B, T_);
+    // A_i = (1/h) sum_k sum_j a^k_ij H_j, one fused op (kernels/mean_attention.hpp).
+    const Var<T> A = kernels::mean_head_attention(H, layer.log_beta, slopes, s_real, B, T_);
     // H <- H exp(hat(Gamma vee(H* A))), then the same towards the token elements M.
-    H = groups::relative_update(g, H, A, layer.mix_att.dense());
-    if (grounding_) H = groups::relative_update(g, H, M, layer.mix_gnd.dense());
+    H = kernels::relative_update(g, H, A, layer.mix_att.dense());
+    if (grounding_) H = kernels::relative_update(g, H, M, layer.mix_gnd.dense());
   }
   return H;
 }

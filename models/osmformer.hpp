@@ -10,9 +10,9 @@
 // 1/sqrt(d) (d the complex matrix size of G); ALiBi slopes 2^(-8k/h) fixed.
 // Re tr(H_i* H_j) for all pairs is a product of the flattened states (times 1/2 in
 // complex real form), and so is A_i. No QKV maps, no MLP, no normalisation.
-// Each layer runs as three fused tape ops: the attention (ag::mean_head_attention,
+// Each layer runs as three fused tape ops: the attention (kernels::mean_head_attention,
 // causal half of both products, all heads) and the two updates
-// (groups::relative_update: H* P, vee, mixing, hat, exp and H E per token in one pass).
+// (kernels::relative_update: H* P, vee, mixing, hat, exp and H E per token in one pass).
 // Config keys: group, layers, heads, mixing, rank, grounding (on|off), positional
 // (alibi|none), group_param, init_scale.
 // Parameters: embed, proto, bias, log_tau, layers.l.log_beta (h),

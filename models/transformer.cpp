@@ -7,6 +7,7 @@
 
 #include "autograd/ops.hpp"
 #include "core/profile.hpp"
+#include "kernels/causal_mha.hpp"
 #include "models/config.hpp"
 
 namespace liegrad::models {
@@ -87,9 +88,9 @@ ag::Var<T> Transformer<T>::attention(const Block& blk, const ag::Var<T>& h) {
   if (alibi_)
     for (double x : alibi_slopes(H)) slopes.push_back(static_cast<T>(x));
   if (!(training_ && dropout_ > 0)) {
-    // All heads in one fused op (autograd/causal_mha.hpp); the unfused chain below
+    // All heads in one fused op (kernels/causal_mha.hpp); the unfused chain below
     // remains for attention dropout.
-    Var<T> o = causal_self_attention(qkv, H, slopes, inv_sqrt);  // (B,T,D)
+    Var<T> o = kernels::causal_self_attention(qkv, H, slopes, inv_sqrt);  // (B,T,D)
     prof::Tag dense(prof::Family::Dense);
     return linear(o, blk.proj_w, blk.proj_b);
   }

@@ -6,7 +6,7 @@
 // init_std (0.02). Parameter count: V*D + L*(12D^2 + 13D) + 2D + D*V + V.
 // Linear weights are stored (in, out), so y = x W + b. Dense layers run as fused
 // ops (ag::linear, ag::linear_gelu) and the attention of all heads as one
-// (ag::causal_self_attention), except with attention dropout, which takes the
+// (kernels::causal_self_attention), except with attention dropout, which takes the
 // unfused chain.
 #pragma once
 #include "core/rng.hpp"

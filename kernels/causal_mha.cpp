@@ -1,18 +1,20 @@
 // Fused causal multi-head self-attention (see causal_mha.hpp).
-#include "autograd/causal_mha.hpp"
+#include "kernels/causal_mha.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
 
-#include "autograd/causal_softmax.hpp"
+#include "kernels/causal_softmax.hpp"
 #include "autograd/tape.hpp"
 #include "core/buffer.hpp"
 #include "core/parallel.hpp"
 #include "core/profile.hpp"
 #include "core/small_gemm.hpp"
 
-namespace liegrad::ag {
+namespace liegrad::kernels {
+
+using namespace ag;
 
 namespace {
 
@@ -156,4 +158,4 @@ Var<T> causal_self_attention(const Var<T>& qkv, int heads, const std::vector<T>&
 template Var<float> causal_self_attention(const Var<float>&, int, const std::vector<float>&, float);
 template Var<double> causal_self_attention(const Var<double>&, int, const std::vector<double>&, double);
 
-}  // namespace liegrad::ag
+}  // namespace liegrad::kernels

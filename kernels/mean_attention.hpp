@@ -17,7 +17,9 @@
 
 #include "autograd/var.hpp"
 
-namespace liegrad::ag {
+namespace liegrad::kernels {
+
+using ag::Var;
 
 // X: any array of B*T rows of D (e.g. OSM states (B*T,n,n), D = n*n), read as (B,T,D);
 // log_beta: (h); slopes: h fixed ALiBi slopes or empty. Returns an array of X's shape.
@@ -25,4 +27,4 @@ template <class T>
 Var<T> mean_head_attention(const Var<T>& X, const Var<T>& log_beta, const std::vector<T>& slopes, T s, int64_t B,
                            int64_t T_);
 
-}  // namespace liegrad::ag
+}  // namespace liegrad::kernels

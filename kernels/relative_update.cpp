@@ -1,5 +1,5 @@
 // The fused relative update (see update_ops.hpp): kernels, tape wrapper, checks.
-#include "groups/update_ops.hpp"
+#include "kernels/relative_update.hpp"
 
 #include <omp.h>
 
@@ -14,7 +14,9 @@
 #include "groups/expm_kernel.hpp"
 #include "groups/group_ops.hpp"
 
-namespace liegrad::groups {
+namespace liegrad::kernels {
+
+using namespace groups;
 
 namespace {
 
@@ -210,4 +212,4 @@ std::vector<ag::OpCheck> update_op_checks() {
   return c;
 }
 
-}  // namespace liegrad::groups
+}  // namespace liegrad::kernels

@@ -16,11 +16,13 @@
 
 #include "autograd/var.hpp"
 
-namespace liegrad::ag {
+namespace liegrad::kernels {
+
+using ag::Var;
 
 // xw (B,T,4h), w_hh (h,4h), h0 and c0 (B,h). Returns the hidden states (B,T,h); the
 // final cell states (B,h) are written to *c_last when it is not null.
 template <class T>
 Var<T> lstm_scan(const Var<T>& xw, const Var<T>& w_hh, const Var<T>& h0, const Var<T>& c0, Array<T>* c_last);
 
-}  // namespace liegrad::ag
+}  // namespace liegrad::kernels

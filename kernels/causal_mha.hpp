@@ -15,9 +15,11 @@
 
 #include "autograd/var.hpp"
 
-namespace liegrad::ag {
+namespace liegrad::kernels {
+
+using ag::Var;
 
 template <class T>
 Var<T> causal_self_attention(const Var<T>& qkv, int heads, const std::vector<T>& slopes, T scale);
 
-}  // namespace liegrad::ag
+}  // namespace liegrad::kernels

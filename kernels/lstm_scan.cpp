@@ -1,5 +1,5 @@
 // The fused LSTM layer (see lstm_scan.hpp).
-#include "autograd/lstm_scan.hpp"
+#include "kernels/lstm_scan.hpp"
 
 #include <omp.h>
 
@@ -13,7 +13,9 @@
 #include "core/small_gemm.hpp"
 #include "core/vmath.hpp"
 
-namespace liegrad::ag {
+namespace liegrad::kernels {
+
+using namespace ag;
 
 namespace {
 
@@ -191,4 +193,4 @@ template Var<float> lstm_scan(const Var<float>&, const Var<float>&, const Var<fl
 template Var<double> lstm_scan(const Var<double>&, const Var<double>&, const Var<double>&, const Var<double>&,
                                Array<double>*);
 
-}  // namespace liegrad::ag
+}  // namespace liegrad::kernels

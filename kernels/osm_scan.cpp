@@ -1,6 +1,6 @@
 // The fused OSM-RNN scan (see scan_ops.hpp): forward and backward kernels, the tape
 // wrapper and its gradient checks.
-#include "groups/scan_ops.hpp"
+#include "kernels/osm_scan.hpp"
 
 #include <omp.h>
 
@@ -16,7 +16,9 @@
 #include "groups/group_ops.hpp"
 #include "groups/renormalize.hpp"
 
-namespace liegrad::groups {
+namespace liegrad::kernels {
+
+using namespace groups;
 
 namespace {
 
@@ -292,4 +294,4 @@ std::vector<ag::OpCheck> scan_op_checks() {
   return c;
 }
 
-}  // namespace liegrad::groups
+}  // namespace liegrad::kernels

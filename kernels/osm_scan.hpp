@@ -24,7 +24,9 @@
 #include "autograd/var.hpp"
 #include "groups/group.hpp"
 
-namespace liegrad::groups {
+namespace liegrad::kernels {
+
+using groups::Group;
 
 enum class ScanDrive { Relative, Token, Both };
 
@@ -38,4 +40,4 @@ ag::Var<T> osm_scan(const Group& g, const ag::Var<T>& H0, const ag::Var<T>& tabl
 // check_vjp of osm_scan in double: several groups, drives, with and without Gamma.
 std::vector<ag::OpCheck> scan_op_checks();
 
-}  // namespace liegrad::groups
+}  // namespace liegrad::kernels

@@ -1,5 +1,5 @@
 // Fused head-averaged causal attention (see mean_attention.hpp).
-#include "autograd/mean_attention.hpp"
+#include "kernels/mean_attention.hpp"
 
 #include <omp.h>
 
@@ -7,14 +7,16 @@
 #include <cmath>
 #include <memory>
 
-#include "autograd/causal_softmax.hpp"
+#include "kernels/causal_softmax.hpp"
 #include "autograd/tape.hpp"
 #include "core/buffer.hpp"
 #include "core/parallel.hpp"
 #include "core/profile.hpp"
 #include "core/small_gemm.hpp"
 
-namespace liegrad::ag {
+namespace liegrad::kernels {
+
+using namespace ag;
 
 namespace {
 
@@ -194,4 +196,4 @@ template Var<float> mean_head_attention(const Var<float>&, const Var<float>&, co
 template Var<double> mean_head_attention(const Var<double>&, const Var<double>&, const std::vector<double>&, double,
                                          int64_t, int64_t);
 
-}  // namespace liegrad::ag
+}  // namespace liegrad::kernels

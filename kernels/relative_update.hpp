@@ -21,7 +21,9 @@
 #include "autograd/var.hpp"
 #include "groups/group.hpp"
 
-namespace liegrad::groups {
+namespace liegrad::kernels {
+
+using groups::Group;
 
 template <class T>
 ag::Var<T> relative_update(const Group& g, const ag::Var<T>& H, const ag::Var<T>& P, const ag::Var<T>& Gamma);
@@ -29,4 +31,4 @@ ag::Var<T> relative_update(const Group& g, const ag::Var<T>& H, const ag::Var<T>
 // check_vjp of relative_update in double for several groups, with and without Gamma.
 std::vector<ag::OpCheck> update_op_checks();
 
-}  // namespace liegrad::groups
+}  // namespace liegrad::kernels

@@ -9,7 +9,9 @@
 
 #include "core/vmath.hpp"
 
-namespace liegrad::ag {
+namespace liegrad::kernels {
+
+using namespace ag;
 
 // p (i+1) = the softmax above of s (i+1); p may alias s. Writes nothing past p[i].
 template <class T>
@@ -27,4 +29,4 @@ void causal_softmax_row(int64_t i, const T* s, T scale, T slope, T* p) {
   for (int64_t j = 0; j <= i; ++j) p[j] *= inv;
 }
 
-}  // namespace liegrad::ag
+}  // namespace liegrad::kernels
