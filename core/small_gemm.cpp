@@ -65,9 +65,10 @@ inline void transpose_tile16(int64_t r, int64_t c, const float* in, int64_t ldi,
 // 8 x 8 register transpose (unpack, shuffle, 128-bit lane permute), masked stores.
 inline void transpose_tile8(int64_t r, int64_t c, const float* in, int64_t ldi, float* out, int64_t ldo) {
   const simd::Mask cm = simd::tail_mask(c), rm = simd::tail_mask(r);
+  const bool full = r == 8 && c == 8;  // plain loads and stores (masked stores are slow on Zen)
   __m256 x[8], t[8];
 #pragma GCC unroll 8
-  for (int i = 0; i < 8; ++i) x[i] = i < r ? simd::load(cm, in + i * ldi) : _mm256_setzero_ps();
+  for (int i = 0; i < 8; ++i) x[i] = full ? simd::load(in + i * ldi) : i < r ? simd::load(cm, in + i * ldi) : _mm256_setzero_ps();
 #pragma GCC unroll 4
   for (int i = 0; i < 8; i += 2) {
     t[i] = _mm256_unpacklo_ps(x[i], x[i + 1]);
@@ -87,8 +88,12 @@ inline void transpose_tile8(int64_t r, int64_t c, const float* in, int64_t ldi, 
     t[4 + p] = _mm256_permute2f128_ps(x[p], x[4 + p], 0x31);
   }
 #pragma GCC unroll 8
-  for (int j = 0; j < 8; ++j)
-    if (j < c) simd::store(out + j * ldo, rm, t[j]);
+  for (int j = 0; j < 8; ++j) {
+    if (full)
+      simd::store(out + j * ldo, t[j]);
+    else if (j < c)
+      simd::store(out + j * ldo, rm, t[j]);
+  }
 }
 #endif
 
@@ -126,8 +131,10 @@ constexpr int max_rows(int W) {
 }
 
 // One register block: C[0..RB, 0..N) with N <= L * W, op(A)[i,k] = A[i * rsa + k * csa],
-// B (K x N, ldb) dense rows; the last vector of each row is masked by `tail`.
-template <int W, int RB>
+// B (K x N, ldb) dense rows; with Masked, the last vector of each row is masked by
+// `tail`. Unmasked panels (N a multiple of L, e.g. every n = 16 product) keep plain
+// loads and stores: AVX2's masked store is microcoded and slow on AMD Zen.
+template <int W, int RB, bool Masked>
 inline void block(int64_t K, const float* A, int64_t rsa, int64_t csa, const float* B, int64_t ldb, float* C,
                   int64_t ldc, simd::Mask tail, float alpha, float beta) {
   V acc[RB][W];
@@ -139,7 +146,7 @@ inline void block(int64_t K, const float* A, int64_t rsa, int64_t csa, const flo
     V b[W];
     const float* bk = B + k * ldb;
 #pragma GCC unroll 4
-    for (int w = 0; w < W; ++w) b[w] = w + 1 < W ? simd::load(bk + L * w) : simd::load(tail, bk + L * w);
+    for (int w = 0; w < W; ++w) b[w] = (!Masked || w + 1 < W) ? simd::load(bk + L * w) : simd::load(tail, bk + L * w);
     const float* ak = A + k * csa;
 #pragma GCC unroll 32
     for (int r = 0; r < RB; ++r) {
@@ -149,33 +156,35 @@ inline void block(int64_t K, const float* A, int64_t rsa, int64_t csa, const flo
     }
   }
   const V va = simd::set1(alpha), vb = simd::set1(beta);
-  const simd::Mask full = simd::tail_mask(L);
 #pragma GCC unroll 32
   for (int r = 0; r < RB; ++r)
 #pragma GCC unroll 4
     for (int w = 0; w < W; ++w) {
       float* c = C + r * ldc + L * w;
-      const simd::Mask m = w + 1 < W ? full : tail;
+      const bool masked = Masked && w + 1 == W;
       V v = alpha == 1.0f ? acc[r][w] : simd::mul(va, acc[r][w]);
       if (beta != 0.0f) {
-        const V old = simd::load(m, c);
+        const V old = masked ? simd::load(tail, c) : simd::load(c);
         v = beta == 1.0f ? simd::add(v, old) : simd::fmadd(vb, old, v);
       }
-      simd::store(c, m, v);
+      if (masked)
+        simd::store(c, tail, v);
+      else
+        simd::store(c, v);
     }
 }
 
-template <int W, int RB = 1>
+template <int W, bool Masked, int RB = 1>
 void block_n(int rows, int64_t K, const float* A, int64_t rsa, int64_t csa, const float* B, int64_t ldb, float* C,
              int64_t ldc, simd::Mask tail, float alpha, float beta) {
   if constexpr (RB < max_rows(W)) {
-    if (rows != RB) return block_n<W, RB + 1>(rows, K, A, rsa, csa, B, ldb, C, ldc, tail, alpha, beta);
+    if (rows != RB) return block_n<W, Masked, RB + 1>(rows, K, A, rsa, csa, B, ldb, C, ldc, tail, alpha, beta);
   }
-  block<W, RB>(K, A, rsa, csa, B, ldb, C, ldc, tail, alpha, beta);
+  block<W, RB, Masked>(K, A, rsa, csa, B, ldb, C, ldc, tail, alpha, beta);
 }
 
 // Rows split into near-equal blocks of at most max_rows(W) (e.g. 23 rows of W = 2 as 8 + 8 + 7).
-template <int W>
+template <int W, bool Masked>
 void panel(int64_t M, int64_t K, const float* A, int64_t rsa, int64_t csa, const float* B, int64_t ldb, float* C,
            int64_t ldc, simd::Mask tail, float alpha, float beta) {
   constexpr int64_t kMax = max_rows(W);
@@ -183,9 +192,18 @@ void panel(int64_t M, int64_t K, const float* A, int64_t rsa, int64_t csa, const
   int64_t i = 0;
   for (int64_t b = 0; b < blocks; ++b) {
     const int rows = static_cast<int>((M - i) / (blocks - b));
-    block_n<W>(rows, K, A + i * rsa, rsa, csa, B, ldb, C + i * ldc, ldc, tail, alpha, beta);
+    block_n<W, Masked>(rows, K, A + i * rsa, rsa, csa, B, ldb, C + i * ldc, ldc, tail, alpha, beta);
     i += rows;
   }
+}
+
+template <int W>
+void panel_any(int64_t M, int64_t K, const float* A, int64_t rsa, int64_t csa, const float* B, int64_t ldb, float* C,
+               int64_t ldc, int64_t width, float alpha, float beta) {
+  if (width == L * W)
+    panel<W, false>(M, K, A, rsa, csa, B, ldb, C, ldc, simd::tail_mask(L), alpha, beta);
+  else
+    panel<W, true>(M, K, A, rsa, csa, B, ldb, C, ldc, simd::tail_mask(width - L * (W - 1)), alpha, beta);
 }
 
 // C = alpha op(A) B + beta C with B (K x N) dense rows, any N (panels of kPanel columns).
@@ -194,14 +212,13 @@ void gemm_rows(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int
   for (int64_t j0 = 0; j0 < N; j0 += kPanel) {
     const int64_t nj = std::min<int64_t>(kPanel, N - j0);
     const int W = static_cast<int>((nj + L - 1) / L);
-    const simd::Mask tail = simd::tail_mask(nj - L * (W - 1));
     const float* Bp = B + j0;
     float* Cp = C + j0;
     switch (W) {
-      case 1: panel<1>(M, K, A, rsa, csa, Bp, ldb, Cp, ldc, tail, alpha, beta); break;
-      case 2: panel<2>(M, K, A, rsa, csa, Bp, ldb, Cp, ldc, tail, alpha, beta); break;
-      case 3: panel<3>(M, K, A, rsa, csa, Bp, ldb, Cp, ldc, tail, alpha, beta); break;
-      default: panel<4>(M, K, A, rsa, csa, Bp, ldb, Cp, ldc, tail, alpha, beta); break;
+      case 1: panel_any<1>(M, K, A, rsa, csa, Bp, ldb, Cp, ldc, nj, alpha, beta); break;
+      case 2: panel_any<2>(M, K, A, rsa, csa, Bp, ldb, Cp, ldc, nj, alpha, beta); break;
+      case 3: panel_any<3>(M, K, A, rsa, csa, Bp, ldb, Cp, ldc, nj, alpha, beta); break;
+      default: panel_any<4>(M, K, A, rsa, csa, Bp, ldb, Cp, ldc, nj, alpha, beta); break;
     }
   }
 }
