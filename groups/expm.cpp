@@ -31,6 +31,7 @@
 #include <atomic>
 #include <cmath>
 #include <initializer_list>
+#include <type_traits>
 #include <memory>
 #include <vector>
 
@@ -39,6 +40,7 @@
 #include "core/linalg.hpp"
 #include "core/parallel.hpp"
 #include "core/profile.hpp"
+#include "core/small_gemm.hpp"
 
 namespace liegrad::groups {
 
@@ -48,6 +50,7 @@ namespace {
 // Degree selection
 
 constexpr int kNumDegrees = 6;
+constexpr int64_t kMaxSmallSide = 64;  // stack buffers of the per-matrix helpers below
 constexpr std::array<int, kNumDegrees> kProducts = {0, 1, 2, 3, 4, 5};  // of T_1 .. T_18
 
 // Largest ||A||_1 for which T_1, T_2, T_4, T_8, T_12, T_18 reach the unit roundoff
@@ -62,15 +65,31 @@ constexpr std::array<double, kNumDegrees> kTheta<float> = {1.192092800768788e-07
                                                            1.461661507209034e+00, 3.010066362817634e+00};
 
 
-// Max column sum of |A|, A (n, n).
+// Max column sum of |A|, A (n, n), row by row so the inner loop is contiguous; NaN if
+// any entry is NaN.
 template <class T>
 double norm1(int64_t n, const T* A) {
+  T col[kMaxSmallSide];
+  if (n > kMaxSmallSide) {  // large matrices: column by column
+    double best = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      double c = 0;
+      for (int64_t i = 0; i < n; ++i) c += std::abs(static_cast<double>(A[i * n + j]));
+      if (std::isnan(c)) return c;
+      best = std::max(best, c);
+    }
+    return best;
+  }
+  std::fill(col, col + n, T(0));
+  for (int64_t i = 0; i < n; ++i) {
+    const T* row = A + i * n;
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) col[j] += std::abs(row[j]);
+  }
   double best = 0;
   for (int64_t j = 0; j < n; ++j) {
-    double col = 0;
-    for (int64_t i = 0; i < n; ++i) col += std::abs(static_cast<double>(A[i * n + j]));
-    best = std::max(best, col);
-    if (std::isnan(col)) return col;
+    if (std::isnan(col[j])) return static_cast<double>(col[j]);
+    best = std::max(best, static_cast<double>(col[j]));
   }
   return best;
 }
@@ -84,13 +103,6 @@ ExpmPlan choose_plan(double norm) {
   if (!std::isfinite(norm)) return {kNumDegrees - 1, 0};
   const double s = std::ceil(std::log2(norm / theta[kNumDegrees - 1]));
   return {kNumDegrees - 1, static_cast<int>(std::max(0.0, s))};
-}
-
-template <class T>
-std::vector<ExpmPlan> make_plans(int64_t N, int64_t n, const T* A) {
-  std::vector<ExpmPlan> plans(static_cast<size_t>(N));
-  parallel_for(N, grain_for(n * n), [&](int64_t b) { plans[static_cast<size_t>(b)] = choose_plan<T>(norm1(n, A + b * n * n)); });
-  return plans;
 }
 
 // ---------------------------------------------------------------------------
@@ -352,14 +364,27 @@ int run(Program<T>& p, const ExpmPlan& plan) {
 // ---------------------------------------------------------------------------
 // Planning one exponential
 
+// out (n,n) = X^T: liegrad's tiled register transpose for float, loops for double.
+template <class T>
+void transpose_into(int64_t n, const T* x, T* out) {
+  if constexpr (std::is_same_v<T, float>) {
+    transpose_small(n, n, x, n, out, n);
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) out[i * n + j] = x[j * n + i];
+  }
+}
+
 // Whether A = -A^T exactly: every exponent of an OSM model (so(n), and u(n), su(n) and
 // tori in real form) is, bit for bit, since hat writes each coordinate and its negation.
+// tmp: n^2 scratch.
 template <class T>
-bool is_skew(int64_t n, const T* A) {
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = i; j < n; ++j)
-      if (A[i * n + j] != -A[j * n + i]) return false;
-  return true;
+bool is_skew(int64_t n, const T* A, T* tmp) {
+  transpose_into(n, A, tmp);
+  int mismatches = 0;
+#pragma omp simd reduction(+ : mismatches)
+  for (int64_t i = 0; i < n * n; ++i) mismatches += A[i] != -tmp[i];
+  return mismatches == 0;
 }
 
 // C (n,n) = X Y; BLAS only outside parallel regions.
@@ -378,13 +403,13 @@ void product(int64_t n, const T* X, const T* Y, T* C, bool use_blas) {
 // 2009, SIAM J. Matrix Anal. Appl. 31(3), section 4). A^2 is symmetric, so its 2-norm is
 // at most its 1-norm. For a random skew 16 x 16 matrix ||A||_1 / ||A||_2 is about 2.5,
 // one or two squarings fewer. The A^2 computed for the bound is left in a2 (n,n) and
-// *has_a2 set, for the program's first product.
+// *has_a2 set, for the program's first product (a2 is scratch otherwise).
 template <class T>
 ExpmPlan plan_of(int64_t n, const T* A, T* a2, bool use_blas, bool* has_a2) {
   *has_a2 = false;
   const double norm = norm1(n, A);
   const ExpmPlan by_norm1 = choose_plan<T>(norm);
-  if (by_norm1.degree == 0 || !std::isfinite(norm) || !is_skew(n, A)) return by_norm1;
+  if (by_norm1.degree == 0 || !std::isfinite(norm) || !is_skew(n, A, a2)) return by_norm1;
   product(n, A, A, a2, use_blas);
   *has_a2 = true;
   const double bound = std::sqrt(norm1(n, a2));
@@ -405,8 +430,9 @@ void scaled_copy(int64_t n, T scale, const T* x, T* out) {
 // out = scale * X^T
 template <class T>
 void scaled_transpose(int64_t n, T scale, const T* x, T* out) {
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < n; ++j) out[i * n + j] = scale * x[j * n + i];
+  transpose_into(n, x, out);
+#pragma omp simd
+  for (int64_t i = 0; i < n * n; ++i) out[i] *= scale;
 }
 
 // Q = exp(A) by `plan`; a2 = A^2 or null; records the products in `cache` when not null.
@@ -432,9 +458,11 @@ void one_pullback(int64_t n, const T* A, const ExpmPlan& plan, const T* a2, cons
   scaled_copy(n, static_cast<T>(scale), A, p.slot(kX));
   if (a2 && !cache) p.set_known_square(a2, static_cast<T>(scale * scale));
   scaled_transpose(n, static_cast<T>(scale), G, p.tangent(kX));  // d(2^-s A) for direction G^T
-  const T* d = p.tangent(run(p, plan));
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < n; ++j) dA[i * n + j] += d[j * n + i];
+  const int r = run(p, plan);
+  T* dt = p.tangent(r == kSqA ? kSqB : kSqA);  // a register the result is not in
+  transpose_into(n, p.tangent(r), dt);
+#pragma omp simd
+  for (int64_t i = 0; i < n * n; ++i) dA[i] += dt[i];
 }
 
 // ---------------------------------------------------------------------------
@@ -487,6 +515,12 @@ void forward_impl(int64_t N, int64_t n, const T* A, T* Q, ExpmCache<T>* cache) {
     plans[static_cast<size_t>(b)] = plan_of(n, A + b * n2, squares.data() + b * n2, use_blas, &has_a2);
     plans[static_cast<size_t>(b)].known_square = has_a2;
   });
+  if (prof::enabled()) {
+    int64_t products = 0;
+    for (const ExpmPlan& p : plans) products += p.products();
+    prof::count(prof::Counter::Exponentials, N);
+    prof::count(prof::Counter::ExpForwardProducts, products);
+  }
   if (cache) {
     cache->offset.assign(static_cast<size_t>(N + 1), 0);
     for (int64_t b = 0; b < N; ++b)

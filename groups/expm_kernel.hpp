@@ -55,6 +55,8 @@ CachedExpm expm_one_forward_cached(int64_t n, const T* A, T* Q, T* scratch, Grow
   prof::Sub exp_time(prof::Family::ExpForward);
   CachedExpm rec{expm_plan(n, A, scratch), 0};
   rec.offset = cache.extend(expm_cache_size(rec.plan, n));
+  prof::count(prof::Counter::Exponentials, 1);
+  prof::count(prof::Counter::ExpForwardProducts, rec.plan.products());
   expm_one_forward(n, A, rec.plan, Q, scratch, cache.data() + rec.offset);
   return rec;
 }
