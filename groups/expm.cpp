@@ -183,6 +183,49 @@ class Program {
     ++done_;
   }
 
+  // R[d0 + c] = coef[c][0] I + sum_s coef[c][s + 1] R[src[s]] for c < C, in one pass over
+  // the sources (the coefficient blocks B_i of the degree-12 and -18 schemes all read the
+  // same powers of X). Zero coefficients are multiplied, not skipped: the same values for
+  // finite X, and a non-finite X gives a non-finite result either way.
+  template <int S, int C>
+  void lin_block(int d0, const double (&coef)[C][S + 1], const int (&src)[S]) {
+    T cf[C][S + 1];
+    for (int c = 0; c < C; ++c)
+      for (int k = 0; k <= S; ++k) cf[c][k] = static_cast<T>(coef[c][k]);
+    auto pass = [&](auto get, T* const* out) {
+      const T* x[S];
+      for (int k = 0; k < S; ++k) x[k] = get(src[k]);
+#pragma omp simd
+      for (int64_t i = 0; i < n2_; ++i) {
+        T v[S];
+#pragma GCC unroll 5
+        for (int k = 0; k < S; ++k) v[k] = x[k][i];
+#pragma GCC unroll 5
+        for (int c = 0; c < C; ++c) {
+          T acc = cf[c][1] * v[0];
+#pragma GCC unroll 5
+          for (int k = 1; k < S; ++k) acc += cf[c][k + 1] * v[k];
+          out[c][i] = acc;
+        }
+      }
+    };
+    T* outs[C];
+    if (!tangents_ || done_ < total_) {
+      for (int c = 0; c < C; ++c) outs[c] = slot(d0 + c);
+      pass([this](int r) { return value(r); }, outs);
+      for (int c = 0; c < C; ++c) {
+        for (int64_t i = 0; i < n_; ++i) outs[c][i * n_ + i] += cf[c][0];
+        val_[static_cast<size_t>(d0 + c)] = outs[c];
+      }
+    } else {
+      for (int c = 0; c < C; ++c) val_[static_cast<size_t>(d0 + c)] = nullptr;
+    }
+    if (tangents_) {
+      for (int c = 0; c < C; ++c) outs[c] = tangent(d0 + c);
+      pass([this](int r) { return tangent(r); }, outs);
+    }
+  }
+
   // R[d] = c_id I + sum c R[reg]
   void lin(int d, double c_id, std::initializer_list<Term> terms) {
     if (!tangents_ || done_ < total_) {
@@ -321,10 +364,7 @@ void taylor(Program<T>& p, int degree) {
     case 4:
       p.square_x(kX2);
       p.mul(kX3, kX, kX2);
-      for (int i = 0; i < 4; ++i) {
-        const double* b = kB12[i];
-        p.lin(kT0 + i, b[0], {{b[1], kX}, {b[2], kX2}, {b[3], kX3}});
-      }
+      p.template lin_block<3, 4>(kT0, kB12, {kX, kX2, kX3});
       p.mul(kT4, kT3, kT3);
       p.lin(kT5, 0, {{1, kT2}, {1, kT4}});  // X6
       p.lin(kT6, 0, {{1, kT1}, {1, kT5}});
@@ -335,10 +375,7 @@ void taylor(Program<T>& p, int degree) {
       p.square_x(kX2);
       p.mul(kX3, kX, kX2);
       p.mul(kX6, kX3, kX3);
-      for (int i = 0; i < 5; ++i) {
-        const double* b = kB18[i];
-        p.lin(kT0 + i, b[0], {{b[1], kX}, {b[2], kX2}, {b[3], kX3}, {b[4], kX6}});
-      }
+      p.template lin_block<4, 5>(kT0, kB18, {kX, kX2, kX3, kX6});
       p.mul(kT5, kT0, kT4);
       p.lin(kT6, 0, {{1, kT3}, {1, kT5}});  // X9
       p.lin(kT7, 0, {{1, kT2}, {1, kT6}});
