@@ -29,13 +29,17 @@ struct Block {
 };
 
 // Splits a product into blocks of about 1 MFLOP (rows in multiples of 16, or columns in
-// multiples of 64 when there are few rows), at most 8 per thread.
+// multiples of 64 when there are few rows), at most 8 per thread. A product whose row
+// blocks will run through OpenBLAS gets two blocks per thread instead: each OpenBLAS call
+// packs its operands, so fewer, larger blocks amortise that.
 void split(const GemmCall<float>& c, int threads, std::vector<Block>& out) {
   const double flops = 2.0 * static_cast<double>(c.M) * static_cast<double>(c.N) * static_cast<double>(c.K);
   const bool by_rows = c.M >= 16 * threads;
   const int64_t len = by_rows ? c.M : c.N;
   const int64_t unit = by_rows ? 16 : 64;
-  const int64_t want = std::max<int64_t>(1, static_cast<int64_t>(flops / 2e6));
+  const bool blas_rows = by_rows && gemm_backend() != GemmBackend::Own && c.N >= kBlasMinSide &&
+                         c.K >= kBlasMinSide && c.M >= 2 * threads * kBlasMinSide;
+  const int64_t want = blas_rows ? 2 * threads : std::max<int64_t>(1, static_cast<int64_t>(flops / 2e6));
   const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>({want, (len + unit - 1) / unit, 8 * threads}));
   const int64_t step = ((len + blocks - 1) / blocks + unit - 1) / unit * unit;
   for (int64_t lo = 0; lo < len; lo += step) out.push_back({&c, by_rows, lo, std::min(len, lo + step)});
