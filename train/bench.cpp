@@ -257,10 +257,11 @@ std::string BenchResult::to_text() const {
   if (flops_per_token > 0) {
     std::snprintf(buf, sizeof buf, "matrix products: %.0f FLOP per token, %.1f GFLOP/s\n", flops_per_token, gflop_per_s);
     s += buf;
-    if (exp_mean_products > 0)
+    if (exp_mean_products > 0) {
       std::snprintf(buf, sizeof buf, "exponentials: %.2f forward products each (degree + squarings), %.2f per token\n",
                     exp_mean_products, exp_products_per_token);
-    s += buf;
+      s += buf;
+    }
   }
   std::snprintf(buf, sizeof buf, "peak resident memory: %.1f MiB\n", peak_rss_mib);
   s += buf;
