@@ -77,7 +77,7 @@ TEST_CASE("update dropout changes neither the parameters nor evaluation") {
   }
 }
 
-TEST_CASE("a dropped update leaves the state where it was; states stay in the group") {
+TEST_CASE("a dropped update leaves the state where it was, and states stay in the group") {
   const double p = 0.5;
   SUBCASE("osm_rnn: H_{t+1} = H_t exactly at the dropped steps") {
     models::OsmRnn<float> rnn(json{{"type", "osm_rnn"}, {"group", "SO(4)"}, {"dropout", p}, {"renormalize_every", 0}},
