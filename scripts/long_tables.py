@@ -35,6 +35,12 @@ def load_result(results_root, table_name, run_id):
         return json.load(fh)
 
 
+def judged(result):
+    """Whether a run has a best checkpoint to judge: every finished run, and a diverged one
+    whose best checkpoint was evaluated (reproduce.best_checkpoint)."""
+    return not result.get("diverged") or result.get("test_bpc_at_best") is not None
+
+
 def selection_bpc(result):
     """The validation BPC a run is selected by: its best checkpoint's (the final one's for
     runs older than early stopping, whose best_val_bpc was that of the interim evaluations)."""
@@ -60,7 +66,7 @@ def resolve_set_from(manifest, expand, results_root, set_from):
             return None, "waits for %s/%s (%d of %d runs finished)" % (src["table"], src["run"], len(done), len(runs))
         scored = {}
         for r, x in done:
-            if not x.get("diverged"):
+            if judged(x):
                 value = r["point"].get(key, r["sets"].get(key))
                 scored.setdefault(json.dumps(value), []).append(selection_bpc(x))
         if not scored:
@@ -95,7 +101,7 @@ def family_best(table_name, table, ready, waiting_ids, names, results_root):
         if any(x is None for x in results):
             return None, "waits for %s (%d of %d seeds finished)" % (
                 name, sum(x is not None for x in results), len(results))
-        ok = [selection_bpc(x) for x in results if not x.get("diverged")]
+        ok = [selection_bpc(x) for x in results if judged(x)]
         if ok:
             scores[name] = (statistics.mean(ok), mine[0])
     if not scores:
@@ -165,13 +171,15 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
             row["results"].append(x)
     out_rows = []
     for key, r in rows.items():
-        res = [x for x in r["results"] if not x.get("diverged")]
+        res = [x for x in r["results"] if judged(x)]
         row = {"run": key, "model": r["model"], "family": r["family"], "point": r["point"], "n": len(res),
-               "diverged": len(r["results"]) - len(res), "seeds": [x["config"]["train"]["seed"] for x in res],
-               "ids": r["ids"], "pending": r["pending"]}
+               "diverged": sum(1 for x in r["results"] if x.get("diverged")),
+               "seeds": [x["config"]["train"]["seed"] for x in res], "ids": r["ids"], "pending": r["pending"]}
+        # Final-model numbers exist only for runs that did not diverge.
         for name, values in (("best_val_bpc", [selection_bpc(x) for x in res]),
                              ("test_bpc_at_best", [x.get("test_bpc_at_best", x.get("test_bpc")) for x in res]),
-                             ("val_bpc", [x["val_bpc"] for x in res]), ("test_bpc", [x["test_bpc"] for x in res])):
+                             ("val_bpc", [x["val_bpc"] for x in res if x["val_bpc"] is not None]),
+                             ("test_bpc", [x["test_bpc"] for x in res if x["test_bpc"] is not None])):
             row[name + "_mean"], row[name + "_std"] = mean_std(values)
         if res:
             cfg = res[0]["config"]
@@ -181,7 +189,8 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
             row["best_step"] = [x.get("best_step") for x in res]
             row["steps"] = [x["steps"] for x in res]
             row["stopped_early"] = sum(1 for x in res if x.get("stopped_early"))
-            row["tokens_per_s"] = statistics.mean(x["tokens_per_second"] for x in res)
+            speeds = [x["tokens_per_second"] for x in res if x.get("tokens_per_second")]
+            row["tokens_per_s"] = statistics.mean(speeds) if speeds else None
             row["wall_s"] = statistics.mean(x["wall_seconds"] for x in res)
             row["wall_s_each"] = [x["wall_seconds"] for x in res]
             norms = [max_grad_norm(os.path.join(results_root, table_name, i, "metrics.jsonl")) for i in r["ids"]]
@@ -210,7 +219,8 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
              "checkpoint with the best validation BPC (its step in `best step`), the final model's beside it." % (
                  steps, b["train.batch"], b["train.seq_len"], steps * b["train.batch"] * b["train.seq_len"],
                  b["train.eval_interval"], b["train.patience"]),
-             "Seeds %s for every configuration%s." % (", ".join(map(str, table["seeds"])), (
+             "Seed%s %s for every configuration%s." % ("s" if len(table["seeds"]) > 1 else "",
+                                                      ", ".join(map(str, table["seeds"])), (
                  "; %s as well for the configuration of each family with the best validation BPC (chosen by "
                  "scripts/long_tables.py from the finished runs)" % ", ".join(map(str, table["best_seeds"])))
                  if table.get("best_seeds") else ""),
@@ -226,7 +236,7 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
             state = "diverged" if row["diverged"] else "pending"
             lines.append("| %s | — | — | — | %s | %s | — | — | — | — | — | — | — | — | — |" % (row["run"], state, state))
             continue
-        lines.append("| %s | %d | %g | %g | %s | %s | %s | %s | %s | %s | %s | %s | %.0f | %.0f s | %s |" % (
+        lines.append("| %s | %d | %g | %g | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f s | %s |" % (
             row["run"] + (" (best of %s)" % row["family"] if chosen.get(row["family"]) == row["model"] else ""),
             row["parameters"], row["lr"], row["dropout"],
             pm(row["best_val_bpc_mean"], row["best_val_bpc_std"], n),
@@ -234,10 +244,13 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
             "%.3f" % row["paper_val_bpc"] if row.get("paper_val_bpc") else "—",
             "%.3f" % row["paper_test_bpc"] if row.get("paper_test_bpc") else "—",
             "/".join(str(s) for s in row["best_step"]),
-            "/".join(str(s) for s in row["steps"]) + (" (%d stopped early)" % row["stopped_early"]
-                                                      if row["stopped_early"] else ""),
-            pm(row["val_bpc_mean"], row["val_bpc_std"], n), pm(row["test_bpc_mean"], row["test_bpc_std"], n),
-            row["tokens_per_s"], row["wall_s"], "%.3g" % row["max_grad_norm"] if "max_grad_norm" in row else "—"))
+            "/".join(str(s) for s in row["steps"]) + "".join(
+                " (%d %s)" % (k, what) for k, what in ((row["stopped_early"], "stopped early"),
+                                                      (row["diverged"], "diverged after the best")) if k),
+            pm(row["val_bpc_mean"], row["val_bpc_std"], len([x for x in res if x["val_bpc"] is not None])),
+            pm(row["test_bpc_mean"], row["test_bpc_std"], len([x for x in res if x["test_bpc"] is not None])),
+            "%.0f" % row["tokens_per_s"] if row["tokens_per_s"] else "—", row["wall_s"],
+            "%.3g" % row["max_grad_norm"] if "max_grad_norm" in row else "—"))
     if summary["pending"]:
         lines += ["", "Pending runs: " + ", ".join(summary["pending"]) + "."]
     if waiting:

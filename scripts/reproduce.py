@@ -178,7 +178,8 @@ def train(binary, table_name, table, run, dry_run, commit, manifest):
         with open(run_dir + ".log", "a") as log:
             rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT).returncode
         if rc != 0:
-            if record_divergence(run_dir, res_dir, time.time() - started):
+            best = best_checkpoint(binary, run_dir) if long_tables.is_long(table) else None
+            if record_divergence(run_dir, res_dir, time.time() - started, best):
                 print("  diverged (non-finite loss); recorded in %s/result.json" % res_dir, flush=True)
                 if commit:
                     git_commit_paths([res_dir], "results: %s/%s (diverged)" % (table_name, run["id"]))
@@ -193,10 +194,30 @@ def train(binary, table_name, table, run, dry_run, commit, manifest):
     return "done"
 
 
-def record_divergence(run_dir, res_dir, wall_seconds):
+def best_checkpoint(binary, run_dir):
+    """{best_step, best_val_bpc, test_bpc_at_best} of a stopped run's best.json (`liegrad
+    eval` over the whole splits), or None. A long-table run that diverged after its best
+    evaluation is still judged by that checkpoint, as early stopping would have kept it."""
+    path = os.path.join(run_dir, "best.json")
+    if not os.path.exists(path):
+        return None
+    out = {}
+    for split in ("val", "test"):
+        done = subprocess.run([binary, "eval", "--checkpoint", path, "--split", split, "--json"],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            return None
+        out[split] = json.loads(done.stdout)["bpc"]
+    with open(path) as f:
+        step = json.load(f)["step"]
+    return {"best_step": step, "best_val_bpc": out["val"], "test_bpc_at_best": out["test"]}
+
+
+def record_divergence(run_dir, res_dir, wall_seconds, best=None):
     """A run that stopped on a non-finite loss is a result (the setting diverged), not a
-    failure to retry: writes a result.json with val/test BPC null and diverged true.
-    Returns False when the log shows some other failure."""
+    failure to retry: writes a result.json with val/test BPC null and diverged true (and
+    `best`, the best checkpoint's numbers, when given). Returns False when the log shows
+    some other failure."""
     with open(run_dir + ".log") as f:
         log = f.read().splitlines()
     message = next((line for line in reversed(log) if "non-finite" in line), None)
@@ -215,6 +236,7 @@ def record_divergence(run_dir, res_dir, wall_seconds):
     result = {"diverged": True, "message": message.strip(), "val_bpc": None, "test_bpc": None,
               "parameters": params, "config": config, "steps": config["train"]["steps"],
               "tokens_seen": None, "tokens_per_second": None, "wall_seconds": wall_seconds}
+    result.update(best or {})
     with open(os.path.join(res_dir, "result.json"), "w") as f:
         json.dump(result, f, indent=2)
     return True

@@ -37,12 +37,15 @@ def finish(root, table, run, best_val, test_at_best, diverged=False):
     model = {"type": "transformer"}
     if "model.dropout" in run["sets"]:
         model["dropout"] = run["sets"]["model.dropout"]
-    result = {"diverged": True, "val_bpc": None, "test_bpc": None} if diverged else {
+    result = {"diverged": True, "message": "non-finite loss", "val_bpc": None, "test_bpc": None,
+              "steps": BUDGET["train.steps"], "tokens_seen": None} if diverged else {
         "val_bpc": best_val + 0.1, "test_bpc": test_at_best + 0.1, "best_val_bpc": best_val,
         "test_bpc_at_best": test_at_best, "best_step": 1000, "steps": 2000, "stopped_early": True}
     result.update({"parameters": 100, "tokens_per_second": 1000.0, "wall_seconds": 60.0,
                    "config": {"model": model, "train": {"lr": run["sets"].get("train.lr", 0.003),
                                                         "seed": run["seed"]}}})
+    if diverged:  # as scripts/reproduce.py record_divergence writes it
+        result["tokens_per_second"] = None
     with open(os.path.join(d, "result.json"), "w") as f:
         json.dump(result, f)
     with open(os.path.join(d, "metrics.jsonl"), "w") as f:
@@ -102,6 +105,30 @@ class LongTables(unittest.TestCase):
             finish(self.root, "screen", run, 1.0, 2.5, diverged=run["sets"]["model.dropout"] == 0.1)
         drop = next(r for r in self.plan("long")[0] if r["name"] == "transformer-dropout")
         self.assertEqual(drop["sets"]["model.dropout"], 0.2)
+
+    def test_a_run_that_diverged_after_its_best_checkpoint_is_judged_by_it(self):
+        for run in self.plan("screen")[0]:
+            finish(self.root, "screen", run, 1.5 if run["sets"]["model.dropout"] == 0.1 else 2.0, 2.5,
+                   diverged=run["sets"]["model.dropout"] == 0.1)
+            if run["sets"]["model.dropout"] == 0.1:  # what reproduce.best_checkpoint adds
+                path = os.path.join(self.root, "screen", run["id"], "result.json")
+                with open(path) as f:
+                    result = json.load(f)
+                result.update({"best_step": 500, "best_val_bpc": 1.5, "test_bpc_at_best": 2.4})
+                with open(path, "w") as f:
+                    json.dump(result, f)
+        drop = next(r for r in self.plan("long")[0] if r["name"] == "transformer-dropout")
+        self.assertEqual(drop["sets"]["model.dropout"], 0.1)
+        ready, waiting, chosen = self.plan("screen")
+        long_tables.summarize("screen", MANIFEST["screen"], ready, waiting, chosen, reproduce.PAPER, self.root,
+                              reproduce.max_grad_norm)
+        with open(os.path.join(self.root, "screen.json")) as f:
+            row = next(r for r in json.load(f)["rows"] if r["point"]["model.dropout"] == 0.1)
+        self.assertEqual((row["n"], row["diverged"]), (1, 1))
+        self.assertEqual(row["test_bpc_at_best_mean"], 2.4)
+        self.assertIsNone(row["test_bpc_mean"])
+        with open(os.path.join(self.root, "screen.md")) as f:
+            self.assertIn("1 diverged after the best", f.read())
 
     def test_summary_and_results_section(self):
         for run in self.plan("screen")[0]:
