@@ -15,7 +15,8 @@ transformer, OSM-RNN, LSTM) is represented by its configuration with the best
 validation BPC, which is the one with three seeds. Learning rates, caps, patience and
 the dropout screen are stated in each table's comment in `configs/paper/tables.json`;
 the dropout rates come from the screen's best validation BPC, the OSM models' being
-update dropout (docs/training.md, "Regularisation")."""
+update dropout (docs/training.md, "Regularisation"). A run that diverged after its best
+checkpoint is judged by that checkpoint (its table says so)."""
 
 
 def rows_done(summary):

@@ -12,6 +12,9 @@ Two choices in these tables are made from finished runs by fixed rules, never by
   of runs (lowest mean best-checkpoint validation BPC over the table's own seeds), once
   every configuration of the family has finished them.
 
+A run that diverged (non-finite loss) after an evaluation is judged by its best
+checkpoint, which scripts/reproduce.py evaluates and records beside "diverged": true.
+
 plan() returns the runs that can be trained now and those waiting (with the reason);
 summarize() writes results/TABLE.{json,md} and the convergence plot. Used by
 scripts/reproduce.py; standard library only.
