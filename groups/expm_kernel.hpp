@@ -1,5 +1,5 @@
 // The matrix exponential of ONE n x n matrix and its pullback, for fused kernels that
-// run their own OpenMP loop over matrices (groups/update_ops, the OSM-RNN scan). The
+// run their own OpenMP loop over matrices (kernels/relative_update, kernels/osm_scan). The
 // same code path as groups::expm (groups/expm.hpp): scaling and squaring with the
 // optimized Taylor polynomials, pullback by forward-mode differentiation of the
 // computed approximant; serial, no BLAS, no allocation (the caller owns scratch).

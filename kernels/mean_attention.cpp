@@ -140,13 +140,15 @@ void backward(const Saved<T>& sv, const T* G, const T* X, T* dX, T* dlog_beta, T
         dbeta[static_cast<size_t>(t * h + k)] += acc * static_cast<double>(bk);
       }
       if (dX) {
-        // dX += s (dS + dS^T) X: symmetrise the causal dS into a full matrix (reusing dA).
-        T* sym = dA.data();
-        for (int64_t i = 0; i < T_; ++i)
-          for (int64_t j = 0; j < T_; ++j)
-            sym[i * T_ + j] = j < i ? dS[static_cast<size_t>(i * T_ + j)]
-                                    : (j > i ? dS[static_cast<size_t>(j * T_ + i)] : T(2) * dS[static_cast<size_t>(i * T_ + i)]);
-        small_gemm_ld<T>(false, false, T_, D, T_, s, sym, T_, Xb, D, T(1), dX + b * T_ * D, D);
+        // dX += s (dS + dS^T) X as two causal products (dS is lower triangular, its upper
+        // part zero): rows i0.. of dS X read dS columns < i0 + rows, rows i0.. of dS^T X
+        // read dS rows >= i0.
+        T* dX_b = dX + b * T_ * D;
+        causal_blocks<T>(T_, [&](int64_t i0, int64_t rows) {
+          small_gemm_ld<T>(false, false, rows, D, i0 + rows, s, dS.data() + i0 * T_, T_, Xb, D, T(1), dX_b + i0 * D, D);
+          small_gemm_ld<T>(true, false, rows, D, T_ - i0, s, dS.data() + i0 * T_ + i0, T_, Xb + i0 * D, D, T(1),
+                           dX_b + i0 * D, D);
+        });
       }
     }
   }

@@ -9,7 +9,7 @@
 // in one pass per batch row (OpenMP over b), computing only the causal half of every
 // T x T product, with the backward written out:
 //   dAbar = G X^T,  dX += Abar^T G,  dS^k = P^k .* (dAbar/h - rowsum(P^k .* dAbar/h)),
-//   dS = sum_k beta_k dS^k (causal part),  dX += s (dS + dS^T) X,
+//   dS = sum_k beta_k dS^k (causal part),  dX += s (dS X + dS^T X) (two causal products),
 //   dlog_beta_k = beta_k sum <dS^k, S>.
 // The forward keeps S, Abar and every P^k.
 #pragma once

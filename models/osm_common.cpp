@@ -1,6 +1,7 @@
 // Tangent mixing, prototype readout and the exponential update (see osm_common.hpp).
 #include "models/osm_common.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "autograd/ops.hpp"
@@ -31,11 +32,13 @@ OsmCommonConfig OsmCommonConfig::read(ConfigReader& c, nlohmann::json& resolved,
   const std::string mode = c.get_string("group_param", "algebra", {"algebra", "manifold"});
   o.param_mode = groups::parse_group_param_mode(mode);
   o.init_scale = c.get_double("init_scale", 1.0, 0.0);
+  o.dropout = c.get_double("dropout", 0.0, 0.0, 0.99);
   resolved["group"] = o.group->name();
   resolved["mixing"] = mixing;
   if (o.mixing == MixingKind::LowRank) resolved["rank"] = o.rank;
   resolved["group_param"] = mode;
   resolved["init_scale"] = o.init_scale;
+  if (o.dropout > 0) resolved["dropout"] = o.dropout;  // only when set: older runs resolve as before
   return o;
 }
 
@@ -107,9 +110,24 @@ ag::Var<T> PrototypeReadout<T>::logits(const ag::Var<T>& H) const {
   return ag::add(ag::mul(s, ag::exp(log_tau_)), bias_);
 }
 
+template <class T>
+ag::Var<T> UpdateDropout<T>::apply(const ag::Var<T>& P) {
+  if (!active()) return P;
+  const int64_t rows = P.shape()[0], row_size = P.size() / std::max<int64_t>(rows, 1);
+  const T keep_scale = static_cast<T>(1.0 / (1.0 - p_));
+  Array<T> mask(P.shape());
+  for (int64_t i = 0; i < rows; ++i) {
+    const T z = rng_.uniform() < p_ ? T(0) : keep_scale;
+    std::fill(mask.data() + i * row_size, mask.data() + (i + 1) * row_size, z);
+  }
+  return ag::mul(P, ag::Var<T>::constant(std::move(mask)));
+}
+
 template class TangentMixing<float>;
 template class TangentMixing<double>;
 template class PrototypeReadout<float>;
 template class PrototypeReadout<double>;
+template class UpdateDropout<float>;
+template class UpdateDropout<double>;
 
 }  // namespace liegrad::models

@@ -12,10 +12,18 @@
 //   readout logits_v(H) = tau Re tr(H* P_v) + b_v,  tau = exp(log_tau): one GEMM.
 //   update  H <- H exp(hat(u)): the fused kernels of kernels/ (relative_update,
 //           osm_scan), whose plain-op forms are in kernels/reference.hpp.
+//   update dropout (model.dropout = p, training only; liegrad's regulariser, not in the
+//           spec): every relative update of every token is dropped with probability p
+//           and the kept ones are scaled by 1/(1-p),
+//             H_i <- H_i exp(hat(z_i u_i / (1-p))),  z_i ~ Bernoulli(1-p),
+//           so states stay in the group and E[z_i u_i / (1-p)] = u_i. Because
+//           u = Gamma vee(Pi(H* P)) is linear in the update's target P, it is applied
+//           as P_i <- z_i P_i / (1-p) in front of the fused update ops, unchanged.
 #pragma once
 #include <memory>
 #include <string>
 
+#include "core/rng.hpp"
 #include "groups/group.hpp"
 #include "groups/group_param.hpp"
 #include "models/config.hpp"
@@ -32,6 +40,7 @@ struct OsmCommonConfig {
   int64_t rank = 8;
   groups::GroupParamMode param_mode = groups::GroupParamMode::Algebra;
   double init_scale = 1.0;
+  double dropout = 0.0;  // update dropout probability p (model.dropout)
   // Reads the keys from `c` and writes the resolved values back into `resolved`.
   static OsmCommonConfig read(ConfigReader& c, nlohmann::json& resolved, const std::string& default_group);
 };
@@ -66,6 +75,28 @@ class PrototypeReadout {
   std::shared_ptr<const groups::Group> group_;
   groups::GroupParam<T> proto_;
   ag::Var<T> bias_, log_tau_;
+};
+
+// Update dropout (see the head comment). Masks are drawn from a generator that the
+// trainer reseeds before every step (Model::begin_step), so a resumed run draws the
+// same ones; evaluation (training off) or p = 0 leaves every update in place.
+template <class T>
+class UpdateDropout {
+ public:
+  UpdateDropout() = default;
+  UpdateDropout(double p, uint64_t seed) : p_(p), rng_(seed ^ 0x5eedULL) {}
+  bool active() const { return training_ && p_ > 0; }
+  void set_training(bool on) { training_ = on; }
+  bool training() const { return training_; }
+  void begin_step(uint64_t step_seed) { rng_ = Rng(step_seed ^ 0x5eedULL); }
+  // P (N, ...) -> z_i P_i / (1-p) for each row i of the leading axis (a fresh z per row
+  // and call); P itself when inactive.
+  ag::Var<T> apply(const ag::Var<T>& P);
+
+ private:
+  double p_ = 0;
+  bool training_ = true;
+  Rng rng_{0};
 };
 
 }  // namespace liegrad::models

@@ -19,6 +19,7 @@ OsmRnn<T>::OsmRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed) : 
   this->config_["renormalize_every"] = renormalize_every_;
   this->config_["type"] = "osm_rnn";
   this->config_["rnn_drive"] = drive;
+  dropout_ = UpdateDropout<T>(cfg_.dropout, seed);
   Rng rng(seed);
   embed_ = groups::GroupParam<T>("embed", cfg_.group, vocab, cfg_.param_mode, cfg_.init_scale, rng, this->params_);
   readout_ = PrototypeReadout<T>(cfg_, vocab, rng, this->params_);
@@ -52,8 +53,18 @@ ag::Var<T> OsmRnn<T>::encode(const std::vector<int32_t>& inputs, int64_t B, int6
   const kernels::ScanDrive drive = drive_ == Drive::Relative ? kernels::ScanDrive::Relative
                                   : drive_ == Drive::Token  ? kernels::ScanDrive::Token
                                                             : kernels::ScanDrive::Both;
-  Var<T> states = kernels::osm_scan(g, Var<T>::constant(std::move(H0)), embed_.elements(), inputs, B, T_, mix_.dense(),
-                                   drive, renormalize_every_);  // (B*T,n,n)
+  // Update dropout (training): every step's u_t is linear in its token element M_t, so each
+  // step gets its own copy of M_t scaled by 0 or 1/(1-p), a table of B*T rows indexed in order.
+  Var<T> table = embed_.elements();
+  std::vector<int32_t> ids;
+  if (dropout_.active()) {
+    const int64_t N = B * T_;
+    table = reshape(dropout_.apply(embedding(reshape(table, Shape{this->V_, n * n}), inputs, {N})), Shape{N, n, n});
+    ids.resize(static_cast<size_t>(N));
+    for (int64_t i = 0; i < N; ++i) ids[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+  }
+  Var<T> states = kernels::osm_scan(g, Var<T>::constant(std::move(H0)), table, ids.empty() ? inputs : ids, B, T_,
+                                   mix_.dense(), drive, renormalize_every_);  // (B*T,n,n)
   if (state) {
     Array<T> last(Shape{B, n, n});
     for (int64_t b = 0; b < B; ++b)

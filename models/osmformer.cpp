@@ -26,6 +26,7 @@ OsmFormer<T>::OsmFormer(const nlohmann::json& config, int64_t vocab, uint64_t se
   this->config_["heads"] = heads_;
   this->config_["grounding"] = grounding_ ? "on" : "off";
   this->config_["positional"] = alibi_ ? "alibi" : "none";
+  dropout_ = UpdateDropout<T>(cfg_.dropout, seed);
   Rng rng(seed);
   embed_ = groups::GroupParam<T>("embed", cfg_.group, vocab, cfg_.param_mode, cfg_.init_scale, rng, this->params_);
   readout_ = PrototypeReadout<T>(cfg_, vocab, rng, this->params_);
@@ -71,9 +72,10 @@ ag::Var<T> OsmFormer<T>::encode(const std::vector<int32_t>& inputs, int64_t B, i
   for (const Layer& layer : blocks_) {
     // A_i = (1/h) sum_k sum_j a^k_ij H_j, one fused op (kernels/mean_attention.hpp).
     const Var<T> A = kernels::mean_head_attention(H, layer.log_beta, slopes, s_real, B, T_);
-    // H <- H exp(hat(Gamma vee(H* A))), then the same towards the token elements M.
-    H = kernels::relative_update(g, H, A, layer.mix_att.dense());
-    if (grounding_) H = kernels::relative_update(g, H, M, layer.mix_gnd.dense());
+    // H <- H exp(hat(Gamma vee(H* A))), then the same towards the token elements M; update
+    // dropout in training scales each token's A_i or M_i (u is linear in them) by 0 or 1/(1-p).
+    H = kernels::relative_update(g, H, dropout_.apply(A), layer.mix_att.dense());
+    if (grounding_) H = kernels::relative_update(g, H, dropout_.apply(M), layer.mix_gnd.dense());
   }
   return H;
 }

@@ -14,7 +14,8 @@
 // causal half of both products, all heads) and the two updates
 // (kernels::relative_update: H* P, vee, mixing, hat, exp and H E per token in one pass).
 // Config keys: group, layers, heads, mixing, rank, grounding (on|off), positional
-// (alibi|none), group_param, init_scale.
+// (alibi|none), group_param, init_scale, dropout (update dropout on both updates of
+// every layer, training only; osm_common.hpp).
 // Parameters: embed, proto, bias, log_tau, layers.l.log_beta (h),
 // layers.l.mix_att, layers.l.mix_gnd (m,m; linear and bounded mixing).
 #pragma once
@@ -31,6 +32,9 @@ class OsmFormer : public ModelBase<T> {
   // The final-layer states H_i^(L), (B*T,n,n); forward() is their readout.
   ag::Var<T> encode(const std::vector<int32_t>& inputs, int64_t B, int64_t T_);
   const groups::Group& group() const { return *cfg_.group; }
+  void set_training(bool on) override { dropout_.set_training(on); }
+  bool training() const override { return dropout_.training(); }
+  void begin_step(uint64_t step_seed) override { dropout_.begin_step(step_seed); }
 
  private:
   struct Layer {
@@ -43,6 +47,7 @@ class OsmFormer : public ModelBase<T> {
   groups::GroupParam<T> embed_;
   PrototypeReadout<T> readout_;
   std::vector<Layer> blocks_;
+  UpdateDropout<T> dropout_;
 };
 
 }  // namespace liegrad::models

@@ -12,6 +12,13 @@ written from whatever runs are finished (the rest are listed as pending), with
 SVG plots where the table asks for one. Numbers are only ever read from the runs'
 result.json files.
 
+Long tables ("select": "best_val", scripts/long_tables.py) run to convergence with
+early stopping and report each run's best-validation checkpoint; a run that stopped
+early has its result.json and is finished like any other. Some of their runs wait for
+others: a value chosen from a finished screen table ("set_from") or the extra seeds of
+each family's best configuration ("best_seeds"); each table is planned again after
+its ready runs finish, so one invocation trains everything that becomes ready.
+
 Usage: scripts/reproduce.py [--list] [--dry-run] [--summarize-only] [--commit]
                             [--binary build/liegrad] [TABLE ...]
 Standard library only.
@@ -26,6 +33,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+import long_tables
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MANIFEST = os.path.join(ROOT, "configs", "paper", "tables.json")
@@ -169,7 +178,8 @@ def train(binary, table_name, table, run, dry_run, commit, manifest):
         with open(run_dir + ".log", "a") as log:
             rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT).returncode
         if rc != 0:
-            if record_divergence(run_dir, res_dir, time.time() - started):
+            best = best_checkpoint(binary, run_dir) if long_tables.is_long(table) else None
+            if record_divergence(run_dir, res_dir, time.time() - started, best):
                 print("  diverged (non-finite loss); recorded in %s/result.json" % res_dir, flush=True)
                 if commit:
                     git_commit_paths([res_dir], "results: %s/%s (diverged)" % (table_name, run["id"]))
@@ -184,10 +194,30 @@ def train(binary, table_name, table, run, dry_run, commit, manifest):
     return "done"
 
 
-def record_divergence(run_dir, res_dir, wall_seconds):
+def best_checkpoint(binary, run_dir):
+    """{best_step, best_val_bpc, test_bpc_at_best} of a stopped run's best.json (`liegrad
+    eval` over the whole splits), or None. A long-table run that diverged after its best
+    evaluation is still judged by that checkpoint, as early stopping would have kept it."""
+    path = os.path.join(run_dir, "best.json")
+    if not os.path.exists(path):
+        return None
+    out = {}
+    for split in ("val", "test"):
+        done = subprocess.run([binary, "eval", "--checkpoint", path, "--split", split, "--json"],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            return None
+        out[split] = json.loads(done.stdout)["bpc"]
+    with open(path) as f:
+        step = json.load(f)["step"]
+    return {"best_step": step, "best_val_bpc": out["val"], "test_bpc_at_best": out["test"]}
+
+
+def record_divergence(run_dir, res_dir, wall_seconds, best=None):
     """A run that stopped on a non-finite loss is a result (the setting diverged), not a
-    failure to retry: writes a result.json with val/test BPC null and diverged true.
-    Returns False when the log shows some other failure."""
+    failure to retry: writes a result.json with val/test BPC null and diverged true (and
+    `best`, the best checkpoint's numbers, when given). Returns False when the log shows
+    some other failure."""
     with open(run_dir + ".log") as f:
         log = f.read().splitlines()
     message = next((line for line in reversed(log) if "non-finite" in line), None)
@@ -206,6 +236,7 @@ def record_divergence(run_dir, res_dir, wall_seconds):
     result = {"diverged": True, "message": message.strip(), "val_bpc": None, "test_bpc": None,
               "parameters": params, "config": config, "steps": config["train"]["steps"],
               "tokens_seen": None, "tokens_per_second": None, "wall_seconds": wall_seconds}
+    result.update(best or {})
     with open(os.path.join(res_dir, "result.json"), "w") as f:
         json.dump(result, f, indent=2)
     return True
@@ -479,6 +510,28 @@ def summarize(table_name, table, runs, binary=None):
             (n.startswith(table_name) and n.endswith(".svg"))]
 
 
+def run_long_table(a, manifest, t, results_root):
+    """Trains what is ready of a long table, planning again until nothing new becomes
+    ready, then writes its summary. Returns the number of failed runs."""
+    failed, attempted = 0, set()
+    while True:
+        runs, waiting, chosen = long_tables.plan(manifest, t, expand, results_root)
+        todo = [r for r in runs if r["id"] not in attempted]
+        if a.summarize_only or not todo:
+            break
+        for run in todo:
+            attempted.add(run["id"])
+            failed += train(a.binary, t, manifest[t], run, a.dry_run, a.commit, manifest) == "failed"
+    for what, why in waiting:
+        print("[%s] %s: %s" % (t, what, why), flush=True)
+    os.makedirs(results_root, exist_ok=True)
+    written = long_tables.summarize(t, manifest[t], runs, waiting, chosen, PAPER, results_root, max_grad_norm)
+    print("wrote results/%s.md" % t if written else "%s: no finished runs yet, nothing written" % t)
+    if written and a.commit and not a.dry_run:
+        git_commit_paths(written, "results: %s table from the finished runs" % t)
+    return failed
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("tables", nargs="*")
@@ -493,14 +546,20 @@ def main():
     names = [k for k in manifest if k != "comment"]
     if a.list:
         for n in names:
-            print("%-14s %3d runs  %s" % (n, len(expand(n, manifest[n])), manifest[n]["title"]))
+            t = manifest[n]
+            count = long_tables.planned_count(t, expand, n) if long_tables.is_long(t) else len(expand(n, t))
+            print("%-20s %3d runs  %s" % (n, count, t["title"]))
         return 0
     unknown = [t for t in a.tables if t not in names]
     if unknown:
         print("reproduce: unknown table(s) %s; known: %s" % (", ".join(unknown), ", ".join(names)), file=sys.stderr)
         return 2
     failed = 0
+    results_root = os.path.join(ROOT, "results")
     for t in a.tables or names:
+        if long_tables.is_long(manifest[t]):
+            failed += run_long_table(a, manifest, t, results_root)
+            continue
         runs = expand(t, manifest[t])
         if not a.summarize_only:
             for run in runs:

@@ -1,6 +1,6 @@
 // End-to-end tests of the trainer on a small generated corpus: a run that learns
-// and leaves its files, bit-identical resumption (transformer and a recurrent
-// model carrying state), a non-finite loss that stops without damaging the last
+// and leaves its files, bit-identical resumption (transformer, OSMFormer and a
+// recurrent model carrying state, with and without dropout), a non-finite loss that stops without damaging the last
 // good checkpoints, and refusal to overwrite another run.
 #include <doctest/doctest.h>
 
@@ -64,8 +64,11 @@ TEST_CASE("resuming reproduces the uninterrupted run's losses exactly") {
   for (const json& model : {json{{"type", "transformer"}, {"D", 16}, {"layers", 1}, {"heads", 2}},
                            json{{"type", "transformer"}, {"D", 16}, {"layers", 1}, {"heads", 2}, {"dropout", 0.2}},
                            json{{"type", "osm_rnn"}, {"group", "SO(4)"}},
+                           json{{"type", "osm_rnn"}, {"group", "SO(4)"}, {"dropout", 0.2}},
                            json{{"type", "osmformer"}, {"group", "U(2)"}, {"layers", 1}, {"heads", 2},
-                                {"group_param", "manifold"}}}) {
+                                {"group_param", "manifold"}},
+                           json{{"type", "osmformer"}, {"group", "SO(4)"}, {"layers", 1}, {"heads", 2},
+                                {"dropout", 0.2}}}) {
     CAPTURE(model.dump());
     const json cfg = test::tiny_config(tmp / "text.txt", model, 16);
     const std::string tag = model["type"].get<std::string>() + (model.contains("dropout") ? "_dropout" : "");

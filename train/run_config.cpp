@@ -80,6 +80,7 @@ RunConfig parse_run_config(const nlohmann::json& j) {
   c.clip = t.get_double_or_none("clip", c.clip, 0.0, 0.0);
   c.eval_interval = t.get_int("eval_interval", c.eval_interval, 1);
   c.eval_tokens = t.get_int("eval_tokens", c.eval_tokens, 0);
+  c.patience = t.get_int("patience", c.patience, 0);
   c.log_interval = t.get_int("log_interval", c.log_interval, 1);
   c.seed = static_cast<uint64_t>(t.get_int("seed", static_cast<int64_t>(c.seed), 0));
   c.threads = static_cast<int>(t.get_int("threads", c.threads, 1, 256));
@@ -112,6 +113,7 @@ nlohmann::json RunConfig::resolved() const {
                       {"seed", train.seed},
                       {"threads", train.threads}};
   if (train.time_budget_s > 0) t["time_budget_s"] = train.time_budget_s;  // only when set: older runs resolve as before
+  if (train.patience > 0) t["patience"] = train.patience;                  // likewise
   for (auto it = train.optimizer_options.begin(); it != train.optimizer_options.end(); ++it) t[it.key()] = it.value();
   j["train"] = t;
   return j;

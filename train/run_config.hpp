@@ -6,7 +6,8 @@
 //     "train": { "steps", "batch", "seq_len", "optimizer", "lr", "beta1", "beta2",
 //                "eps", "weight_decay", "momentum", "nesterov", "reorth_every",
 //                "schedule", "warmup", "min_lr_frac", "clip", "eval_interval",
-//                "eval_tokens", "log_interval", "seed", "threads" },
+//                "eval_tokens", "patience", "log_interval", "seed", "threads",
+//                "time_budget_s" },
 //     "comment": "..." }
 //
 // Unknown keys anywhere are a ConfigError suggesting the nearest known key; values
@@ -36,6 +37,10 @@ struct TrainConfig {
   double clip = 1.0;  // global-norm clipping; 0 = off
   int64_t eval_interval = 200;
   int64_t eval_tokens = 0;  // validation symbols used at interim evaluations; 0 = the whole split
+  // Early stopping: stop after this many interim evaluations in a row without a new best
+  // validation BPC (0 = off). The run then ends like a finished one (final evaluation,
+  // result.json with the best checkpoint's test BPC).
+  int64_t patience = 0;
   int64_t log_interval = 10;
   uint64_t seed = 1;
   int threads = 2;

@@ -64,7 +64,8 @@ Array<float> array_from_json(const nlohmann::json& j, const std::string& what) {
 }
 
 // Keeps only metrics lines up to `step` (after a resume, later lines belong to the
-// lost part of the interrupted run and are recomputed).
+// lost part of the interrupted run and are recomputed) and drops final-evaluation
+// lines (those with "test_bpc"), which the resumed run writes again.
 void truncate_metrics(const fs::path& file, int64_t step) {
   if (!fs::exists(file)) return;
   std::ifstream in(file);
@@ -72,7 +73,7 @@ void truncate_metrics(const fs::path& file, int64_t step) {
   while (std::getline(in, line)) {
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.contains("step")) continue;
-    if (j.at("step").get<int64_t>() <= step) kept += line + "\n";
+    if (j.at("step").get<int64_t>() <= step && !j.contains("test_bpc")) kept += line + "\n";
   }
   write_file_atomic(file.string(), kept);
 }
@@ -156,7 +157,7 @@ class Run {
     double window_loss = 0;
     int64_t window_steps = 0, tokens_total = 0;
     model_->set_training(true);
-    for (; step_ < t.steps; ++step_) {
+    for (; step_ < t.steps && !stopped_early_; ++step_) {
       const auto step_start = Clock::now();
       const double lr = current_lr();
       const data::Batch batch = model_->recurrent() ? seq_batcher_->next() : rand_batcher_->next();
@@ -200,6 +201,13 @@ class Run {
         break;
       }
       if (done % t.eval_interval == 0 && done != t.steps) evaluate_and_save(done, metrics);
+      if (t.patience > 0 && evals_since_best_ >= t.patience) {  // early stop: the final evaluation follows
+        stopped_early_ = true;
+        ++step_;
+        say("no new best validation BPC in " + std::to_string(t.patience) + " evaluations: stopping early at step " +
+            std::to_string(step_) + " (best at step " + std::to_string(best_step_) + ")");
+        break;
+      }
       if ((opt_.stop && opt_.stop->load()) || (opt_.stop_at > 0 && done >= opt_.stop_at && done < t.steps)) {
         ++step_;
         save_checkpoint((dir_ / "last.json").string(), step_);
@@ -216,17 +224,28 @@ class Run {
     const EvalResult test = corpus_.test.size() >= 2 ? evaluate_bpc(*model_, corpus_.test, t.seq_len) : EvalResult{};
     const int64_t steps_done = step_;  // t.steps, or fewer when the time budget ran out
     metrics << nlohmann::json{{"step", steps_done}, {"val_bpc", val.bpc}, {"test_bpc", test.bpc}}.dump() << "\n" << std::flush;
-    if (best_step_ < 0 || val.bpc < best_val_) {
-      best_val_ = val.bpc;
+    // The final model competes for best.json on the interim evaluations' measure.
+    const double selection = t.eval_tokens > 0 ? evaluate_bpc(*model_, corpus_.val, t.seq_len, t.eval_tokens).bpc : val.bpc;
+    if (best_step_ < 0 || selection < best_val_) {
+      best_val_ = selection;
       best_step_ = steps_done;
       save_checkpoint((dir_ / "best.json").string(), steps_done);
     }
     save_checkpoint((dir_ / "last.json").string(), steps_done);
+    // The best checkpoint over the whole splits (the final model's numbers when it is the best).
+    EvalResult best_val = val, best_test = test;
+    if (best_step_ != steps_done) {
+      const LoadedModel best = load_model((dir_ / "best.json").string());
+      best_val = evaluate_bpc(*best.model, corpus_.val, t.seq_len);
+      if (corpus_.test.size() >= 2) best_test = evaluate_bpc(*best.model, corpus_.test, t.seq_len);
+    }
     r.steps_done = steps_done;
     r.val_bpc = val.bpc;
     r.test_bpc = test.bpc;
-    r.best_val_bpc = best_val_;
+    r.best_val_bpc = best_val.bpc;
+    r.test_bpc_at_best = best_test.bpc;
     r.best_step = best_step_;
+    r.stopped_early = stopped_early_;
     r.seconds = seconds_since(t0) + elapsed_before_;
     r.tokens_per_second = static_cast<double>(tokens_total) / std::max(seconds_since(t0), 1e-9);
     nlohmann::json result = {{"model", model_->type()},
@@ -237,6 +256,8 @@ class Run {
                              {"test_bpc", r.test_bpc},
                              {"best_val_bpc", r.best_val_bpc},
                              {"best_step", r.best_step},
+                             {"test_bpc_at_best", r.test_bpc_at_best},
+                             {"stopped_early", r.stopped_early},
                              {"wall_seconds", r.seconds},
                              {"tokens_per_second", r.tokens_per_second},
                              {"train_seconds", train_seconds_},
@@ -244,7 +265,8 @@ class Run {
                              {"config", resolved_}};
     write_json_atomic((dir_ / "result.json").string(), result);
     say("validation BPC " + fixed(r.val_bpc) + ", test BPC " + fixed(r.test_bpc) + " after " +
-        std::to_string(r.steps_done) + " steps (" + format_duration(r.seconds) + ")");
+        std::to_string(r.steps_done) + " steps (" + format_duration(r.seconds) + "); best checkpoint (step " +
+        std::to_string(r.best_step) + "): validation " + fixed(r.best_val_bpc) + ", test " + fixed(r.test_bpc_at_best));
     return r;
   }
 
@@ -295,7 +317,10 @@ class Run {
     if (best_step_ < 0 || val.bpc < best_val_) {
       best_val_ = val.bpc;
       best_step_ = done;
+      evals_since_best_ = 0;
       save_checkpoint((dir_ / "best.json").string(), done);
+    } else {
+      ++evals_since_best_;
     }
     save_checkpoint((dir_ / "last.json").string(), done);
   }
@@ -344,6 +369,7 @@ class Run {
     j["train_state"] = state;
     j["progress"] = {{"best_val_bpc", best_step_ >= 0 ? nlohmann::json(best_val_) : nlohmann::json()},
                      {"best_step", best_step_},
+                     {"evals_since_best", evals_since_best_},
                      {"elapsed_s", elapsed_before_ + seconds_since(t0_)},
                      {"train_seconds", train_seconds_},
                      {"warmup_seconds", warmup_seconds_}};
@@ -365,6 +391,9 @@ class Run {
     const auto& p = j.value("progress", nlohmann::json::object());
     best_step_ = p.value("best_step", int64_t{-1});
     if (best_step_ >= 0) best_val_ = p.at("best_val_bpc").get<double>();
+    // An early-stopped run is finished: resuming it goes straight to the final evaluation.
+    evals_since_best_ = p.value("evals_since_best", int64_t{0});
+    stopped_early_ = rc_.train.patience > 0 && evals_since_best_ >= rc_.train.patience;
     elapsed_before_ = p.value("elapsed_s", 0.0);
     train_seconds_ = p.value("train_seconds", 0.0);
     warmup_seconds_ = p.value("warmup_seconds", -1.0);
@@ -385,6 +414,8 @@ class Run {
   int64_t step_ = 0;
   double best_val_ = 0;
   int64_t best_step_ = -1;
+  int64_t evals_since_best_ = 0;  // interim evaluations since the last new best (train.patience)
+  bool stopped_early_ = false;
   double elapsed_before_ = 0;  // wall time of earlier segments of a resumed run
   double train_seconds_ = 0;   // time spent in training steps, all segments (train.time_budget_s)
   double warmup_seconds_ = -1;  // train_seconds_ when warm-up ended; -1 before

@@ -1,7 +1,9 @@
 // The training loop behind `liegrad train`: data, model, optimizer and schedule
 // from a RunConfig; metrics to DIR/metrics.jsonl; validation every eval_interval
 // steps; DIR/best.json (best validation) and DIR/last.json (latest) checkpoints;
-// final validation and test BPC in DIR/result.json.
+// final validation and test BPC in DIR/result.json, beside the best checkpoint's.
+// With train.patience, the run stops early after that many evaluations without a new
+// best validation BPC; such a run is finished (resuming it trains no further).
 //
 // Transformers train on random windows; recurrent models on consecutive windows
 // of B parallel lanes with their state carried across windows (truncated
@@ -37,8 +39,10 @@ struct TrainResult {
   int64_t steps_done = 0;
   bool interrupted = false;
   double val_bpc = 0, test_bpc = 0;   // final, over the whole splits (not set when interrupted)
-  double best_val_bpc = 0;
+  double best_val_bpc = 0;             // best.json over the whole validation split
+  double test_bpc_at_best = 0;         // best.json over the whole test split
   int64_t best_step = -1;
+  bool stopped_early = false;          // train.patience ended the run before train.steps
   int64_t parameters = 0;
   double seconds = 0, tokens_per_second = 0;
 };
