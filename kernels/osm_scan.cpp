@@ -13,6 +13,7 @@
 #include "core/profile.hpp"
 #include "core/small_gemm.hpp"
 #include "groups/expm_kernel.hpp"
+#include "kernels/mixing.hpp"
 #include "groups/group_ops.hpp"
 #include "groups/renormalize.hpp"
 
@@ -222,13 +223,7 @@ ag::Var<T> osm_scan(const Group& g, const ag::Var<T>& H0, const ag::Var<T>& tabl
   sv->plans.assign(static_cast<size_t>(B * T_), ExpmPlan{});
   sv->offset.assign(static_cast<size_t>(B * T_), 0);
   sv->cache.resize(static_cast<size_t>(B));
-  Array<T> gammaT;
-  if (mixed) {
-    gammaT = Array<T>(Shape{m, m});
-    const T* gm = Gamma.value().data();
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < m; ++j) gammaT[j * m + i] = gm[i * m + j];
-  }
+  const Array<T> gammaT = gamma_transposed(Gamma);
   Array<T> out(Shape{B * T_, n, n});
   forward(g, *sv, table.value().data(), mixed ? gammaT.data() : nullptr, out.data());
   (void)nn;

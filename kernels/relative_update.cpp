@@ -12,6 +12,7 @@
 #include "core/profile.hpp"
 #include "core/small_gemm.hpp"
 #include "groups/expm_kernel.hpp"
+#include "kernels/mixing.hpp"
 #include "groups/group_ops.hpp"
 
 namespace liegrad::kernels {
@@ -161,13 +162,7 @@ ag::Var<T> relative_update(const Group& g, const ag::Var<T>& H, const ag::Var<T>
                      std::to_string(m) + "), got " + Gamma.shape().str());
   const int64_t N = s[0];
   prof::Scope timed(prof::Family::SmallProducts);
-  Array<T> gammaT;
-  if (mixed) {
-    gammaT = Array<T>(Shape{m, m});
-    const T* gm = Gamma.value().data();
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < m; ++j) gammaT[j * m + i] = gm[i * m + j];
-  }
+  const Array<T> gammaT = gamma_transposed(Gamma);
   auto sv = std::make_shared<Saved<T>>();
   Array<T> out(s);
   forward(g, N, H.value().data(), P.value().data(), mixed ? gammaT.data() : nullptr, out.data(), *sv);

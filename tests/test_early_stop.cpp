@@ -19,17 +19,6 @@ using nlohmann::json;
 
 namespace {
 
-std::vector<json> lines_with(const std::string& dir, const char* key) {
-  std::vector<json> out;
-  std::istringstream in(test::read_text(dir + "/metrics.jsonl"));
-  std::string line;
-  while (std::getline(in, line)) {
-    json j = json::parse(line);
-    if (j.contains(key)) out.push_back(j);
-  }
-  return out;
-}
-
 // 80% learnable training text, then validation and test splits of uniformly random
 // symbols of the same alphabet: the best prediction of those is uniform, so the more the
 // model learns the training text the worse its validation BPC, and the run overfits at once.
@@ -75,7 +64,7 @@ TEST_CASE("train.patience stops a run whose validation BPC stops improving") {
   CHECK(result["best_step"] == 5);
   CHECK(result["config"]["train"]["patience"] == 3);
   CHECK(result["test_bpc_at_best"].get<double>() == result["test_bpc"].get<double>());  // the same weights
-  CHECK(lines_with(tmp / "run", "loss").size() == 20);
+  CHECK(test::metrics_lines(tmp / "run", "loss").size() == 20);
   // Without patience the same run goes the distance.
   cfg["train"]["patience"] = 0;
   cfg["train"]["steps"] = 30;
@@ -137,7 +126,7 @@ TEST_CASE("an early-stopping run resumes to the same stop, and a finished one tr
   CHECK(rest.stopped_early);
   CHECK(rest.steps_done == full.steps_done);
   CHECK(rest.best_step == full.best_step);
-  const auto la = lines_with(tmp / "full", "loss"), lb = lines_with(tmp / "split", "loss");
+  const auto la = test::metrics_lines(tmp / "full", "loss"), lb = test::metrics_lines(tmp / "split", "loss");
   REQUIRE(la.size() == lb.size());
   for (size_t i = 0; i < la.size(); ++i) CHECK(la[i]["loss"].get<double>() == lb[i]["loss"].get<double>());
   const json ra = json::parse(test::read_text(tmp / "full/result.json"));
@@ -155,8 +144,8 @@ TEST_CASE("an early-stopping run resumes to the same stop, and a finished one tr
   const train::TrainResult again = train::run_training(more, d);
   CHECK(again.stopped_early);
   CHECK(again.steps_done == full.steps_done);
-  CHECK(lines_with(tmp / "full", "loss").size() == la.size());
-  CHECK(lines_with(tmp / "full", "test_bpc").size() == 1);  // the final line is rewritten, not repeated
+  CHECK(test::metrics_lines(tmp / "full", "loss").size() == la.size());
+  CHECK(test::metrics_lines(tmp / "full", "test_bpc").size() == 1);  // the final line is rewritten, not repeated
   const json rc = json::parse(test::read_text(tmp / "full/result.json"));
   CHECK(rc["test_bpc_at_best"].get<double>() == ra["test_bpc_at_best"].get<double>());
   CHECK(rc["steps"] == ra["steps"]);
