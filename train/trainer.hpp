@@ -3,6 +3,13 @@
 // steps; DIR/best.json (best validation) and DIR/last.json (latest) checkpoints;
 // final validation and test BPC in DIR/result.json.
 //
+// Group word tasks (data.dataset "words:<group>", data/group_words.hpp) train every
+// model the same way on fresh random words (no state carried between batches), with
+// the cross-entropy of the running product at every position; validation reports
+// loss and accuracy at length data.max_len, the final evaluation accuracy at every
+// data.eval_lengths (train/word_eval.hpp), and the best checkpoint is the one with
+// the lowest validation loss.
+//
 // Transformers train on random windows; recurrent models on consecutive windows
 // of B parallel lanes with their state carried across windows (truncated
 // back-propagation through time) and reset at each new pass over the data.
@@ -37,6 +44,9 @@ struct TrainResult {
   int64_t steps_done = 0;
   bool interrupted = false;
   double val_bpc = 0, test_bpc = 0;   // final, over the whole splits (not set when interrupted)
+  // Group word tasks: {"val": scores, "test": [scores per length], "steps_to_99": step or
+  // null} (WordScores::to_json); null for language models and when interrupted.
+  nlohmann::json words;
   double best_val_bpc = 0;
   int64_t best_step = -1;
   int64_t parameters = 0;
