@@ -15,7 +15,8 @@ namespace liegrad::models {
 using groups::ParamRole;
 
 template <class T>
-Lstm<T>::Lstm(const nlohmann::json& config, int64_t vocab, uint64_t seed) : ModelBase<T>(config, vocab) {
+Lstm<T>::Lstm(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes)
+    : ModelBase<T>(config, vocab, classes) {
   ConfigReader c(config, "model");
   c.allow({"type", "comment"});
   hidden_ = c.get_int("hidden", 104, 1);
@@ -25,7 +26,7 @@ Lstm<T>::Lstm(const nlohmann::json& config, int64_t vocab, uint64_t seed) : Mode
   this->config_["hidden"] = hidden_;
   this->config_["layers"] = layers_;
   Rng rng(seed);
-  const int64_t h = hidden_, V = vocab;
+  const int64_t h = hidden_, V = vocab, C = this->C_;
   const double bound = 1.0 / std::sqrt(static_cast<double>(h));
   embed_ = this->add_param("embed", rng.normal_array<T>(Shape{V, h}), ParamRole::Weight);
   for (int64_t l = 0; l < layers_; ++l) {
@@ -38,8 +39,8 @@ Lstm<T>::Lstm(const nlohmann::json& config, int64_t vocab, uint64_t seed) : Mode
     layer.bias = this->add_param(p + "bias", std::move(b), ParamRole::Bias);
     cells_.push_back(layer);
   }
-  head_w_ = this->add_param("head.weight", rng.uniform_array<T>(Shape{h, V}, -bound, bound), ParamRole::Weight);
-  head_b_ = this->add_param("head.bias", rng.uniform_array<T>(Shape{V}, -bound, bound), ParamRole::Bias);
+  head_w_ = this->add_param("head.weight", rng.uniform_array<T>(Shape{h, C}, -bound, bound), ParamRole::Weight);
+  head_b_ = this->add_param("head.bias", rng.uniform_array<T>(Shape{C}, -bound, bound), ParamRole::Bias);
 }
 
 template <class T>
@@ -70,7 +71,7 @@ ag::Var<T> Lstm<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int64
   }
   if (state) state->tensors = std::move(final_state);
   prof::Tag readout(prof::Family::Readout);
-  return linear(x, head_w_, head_b_);  // (B,T,V)
+  return linear(x, head_w_, head_b_);  // (B,T,C)
 }
 
 template class Lstm<float>;

@@ -86,10 +86,10 @@ ag::Var<T> TangentMixing<T>::dense() const {
 }
 
 template <class T>
-PrototypeReadout<T>::PrototypeReadout(const OsmCommonConfig& cfg, int64_t V, Rng& rng,
+PrototypeReadout<T>::PrototypeReadout(const OsmCommonConfig& cfg, int64_t C, Rng& rng,
                                       std::vector<groups::Parameter<T>>& params)
     : group_(cfg.group) {
-  proto_ = groups::GroupParam<T>("proto", cfg.group, V, cfg.param_mode, cfg.init_scale, rng, params);
+  proto_ = groups::GroupParam<T>("proto", cfg.group, C, cfg.param_mode, cfg.init_scale, rng, params);
   auto add = [&](const std::string& n, Array<T> init, ParamRole role) {
     groups::Parameter<T> p;
     p.name = n;
@@ -99,14 +99,14 @@ PrototypeReadout<T>::PrototypeReadout(const OsmCommonConfig& cfg, int64_t V, Rng
     params.push_back(p);
     return p.var;
   };
-  bias_ = add("bias", Array<T>(Shape{V}), ParamRole::Bias);
+  bias_ = add("bias", Array<T>(Shape{C}), ParamRole::Bias);
   log_tau_ = add("log_tau", Array<T>::scalar(T(0)), ParamRole::Scalar);
 }
 
 template <class T>
 ag::Var<T> PrototypeReadout<T>::logits(const ag::Var<T>& H) const {
   prof::Tag timed(prof::Family::Readout);
-  ag::Var<T> s = groups::inner_all(*group_, H, proto_.elements());  // (N,V)
+  ag::Var<T> s = groups::inner_all(*group_, H, proto_.elements());  // (N,C)
   return ag::add(ag::mul(s, ag::exp(log_tau_)), bias_);
 }
 

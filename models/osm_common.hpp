@@ -67,8 +67,9 @@ class PrototypeReadout {
  public:
   PrototypeReadout() = default;
   // Registers proto, bias and log_tau.
-  PrototypeReadout(const OsmCommonConfig& cfg, int64_t V, Rng& rng, std::vector<groups::Parameter<T>>& params);
-  // H (N,n,n) -> logits (N,V).
+  // C prototypes, one per class (C = V for a language model).
+  PrototypeReadout(const OsmCommonConfig& cfg, int64_t C, Rng& rng, std::vector<groups::Parameter<T>>& params);
+  // H (N,n,n) -> logits (N,C).
   ag::Var<T> logits(const ag::Var<T>& H) const;
 
  private:

@@ -8,7 +8,8 @@
 namespace liegrad::models {
 
 template <class T>
-OsmRnn<T>::OsmRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed) : ModelBase<T>(config, vocab) {
+OsmRnn<T>::OsmRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes)
+    : ModelBase<T>(config, vocab, classes) {
   ConfigReader c(config, "model");
   c.allow({"type", "comment"});
   cfg_ = OsmCommonConfig::read(c, this->config_, "SO(16)");
@@ -22,13 +23,13 @@ OsmRnn<T>::OsmRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed) : 
   dropout_ = UpdateDropout<T>(cfg_.dropout, seed);
   Rng rng(seed);
   embed_ = groups::GroupParam<T>("embed", cfg_.group, vocab, cfg_.param_mode, cfg_.init_scale, rng, this->params_);
-  readout_ = PrototypeReadout<T>(cfg_, vocab, rng, this->params_);
+  readout_ = PrototypeReadout<T>(cfg_, this->C_, rng, this->params_);
   mix_ = TangentMixing<T>("mix", cfg_.mixing, cfg_.group->dim(), cfg_.rank, rng, this->params_);
 }
 
 template <class T>
 ag::Var<T> OsmRnn<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) {
-  return ag::reshape(readout_.logits(encode(inputs, B, T_, state)), Shape{B, T_, this->V_});
+  return ag::reshape(readout_.logits(encode(inputs, B, T_, state)), Shape{B, T_, this->C_});
 }
 
 template <class T>

@@ -11,7 +11,8 @@
 // 0 = never): every so many steps the state gets a straight-through Newton-Schulz
 // step back onto the group (groups/renormalize.hpp), which keeps the float defect
 // near 1e-6 over any length instead of growing with it.
-// Parameters: embed, proto, bias, log_tau, mix (linear). Count 2Vm + V + 1 (+ m^2).
+// Parameters: embed, proto, bias, log_tau, mix (linear). Count (V + C)m + C + 1 (+ m^2),
+// C = V for a language model.
 // State: H (B,n,n). The whole window is one fused tape op (kernels::osm_scan): the
 // batch rows (lanes) run in parallel, each through its steps in order, with a
 // hand-written backward through time.
@@ -23,7 +24,8 @@ namespace liegrad::models {
 template <class T>
 class OsmRnn : public ModelBase<T> {
  public:
-  OsmRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed);
+  // vocab V input symbols, classes C readout rows (<= 0: C = V, a language model).
+  OsmRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes = 0);
   std::string type() const override { return "osm_rnn"; }
   bool recurrent() const override { return true; }
   ag::Var<T> forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) override;

@@ -12,7 +12,8 @@
 namespace liegrad::models {
 
 template <class T>
-OsmFormer<T>::OsmFormer(const nlohmann::json& config, int64_t vocab, uint64_t seed) : ModelBase<T>(config, vocab) {
+OsmFormer<T>::OsmFormer(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes)
+    : ModelBase<T>(config, vocab, classes) {
   ConfigReader c(config, "model");
   c.allow({"type", "comment"});
   cfg_ = OsmCommonConfig::read(c, this->config_, "SO(16)");
@@ -29,7 +30,7 @@ OsmFormer<T>::OsmFormer(const nlohmann::json& config, int64_t vocab, uint64_t se
   dropout_ = UpdateDropout<T>(cfg_.dropout, seed);
   Rng rng(seed);
   embed_ = groups::GroupParam<T>("embed", cfg_.group, vocab, cfg_.param_mode, cfg_.init_scale, rng, this->params_);
-  readout_ = PrototypeReadout<T>(cfg_, vocab, rng, this->params_);
+  readout_ = PrototypeReadout<T>(cfg_, this->C_, rng, this->params_);
   const int64_t m = cfg_.group->dim();
   const T beta0 = static_cast<T>(-0.5 * std::log(static_cast<double>(cfg_.group->complex_dim())));
   for (int64_t l = 0; l < layers_; ++l) {
@@ -50,7 +51,7 @@ OsmFormer<T>::OsmFormer(const nlohmann::json& config, int64_t vocab, uint64_t se
 
 template <class T>
 ag::Var<T> OsmFormer<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>*) {
-  return ag::reshape(readout_.logits(encode(inputs, B, T_)), Shape{B, T_, this->V_});
+  return ag::reshape(readout_.logits(encode(inputs, B, T_)), Shape{B, T_, this->C_});
 }
 
 template <class T>

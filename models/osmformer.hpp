@@ -26,7 +26,8 @@ namespace liegrad::models {
 template <class T>
 class OsmFormer : public ModelBase<T> {
  public:
-  OsmFormer(const nlohmann::json& config, int64_t vocab, uint64_t seed);
+  // vocab V input symbols, classes C readout rows (<= 0: C = V, a language model).
+  OsmFormer(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes = 0);
   std::string type() const override { return "osmformer"; }
   ag::Var<T> forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) override;
   // The final-layer states H_i^(L), (B*T,n,n); forward() is their readout.

@@ -15,6 +15,7 @@
 #include "core/profile.hpp"
 #include "core/rng.hpp"
 #include "data/datasets.hpp"
+#include "data/group_words.hpp"
 #include "groups/expm.hpp"
 #include "groups/group.hpp"
 #include "models/model.hpp"
@@ -43,6 +44,7 @@ Spread spread(std::vector<double> v) {
 }
 
 int64_t vocab_of(const DataConfig& d, const std::string& data_dir) {
+  if (d.words()) return data::WordTask(data::word_group_of(d.dataset), d.inputs).input_vocab();
   if (d.dataset == "tinyshakespeare") return 65;
   if (d.dataset == "ptb_char") return 50;
   return data::load_corpus(d.dataset, data_dir, d.val_frac, d.test_frac).vocab.size();
@@ -74,7 +76,10 @@ BenchResult bench_training(const nlohmann::json& config, const BenchOptions& opt
   const int threads = opt.threads > 0 ? opt.threads : t.threads;
   set_num_threads(threads);
   const int64_t V = vocab_of(rc.data, opt.data_dir);
-  auto model = models::make_model<float>(rc.model, V, t.seed);
+  // Group words: |G| classes (>= V, so the synthetic targets below stay in range),
+  // windows of the longest training word.
+  const int64_t C = rc.data.words() ? data::WordTask(data::word_group_of(rc.data.dataset)).classes() : 0;
+  auto model = models::make_model<float>(rc.model, V, t.seed, C);
   if (!opt.checkpoint.empty()) {
     const nlohmann::json ckpt = read_checkpoint(opt.checkpoint);
     parameters_from_json(*model, ckpt.at("parameters"), "checkpoint '" + opt.checkpoint + "'");
@@ -82,7 +87,7 @@ BenchResult bench_training(const nlohmann::json& config, const BenchOptions& opt
   auto optimizer = optim::make_optimizer<float>(t.optimizer, model->parameters(), t.optimizer_options);
   models::RecurrentState<float> state;
   const bool recurrent = model->recurrent();
-  const int64_t B = t.batch, T_ = t.seq_len;
+  const int64_t B = t.batch, T_ = rc.data.words() ? rc.data.max_len : t.seq_len;
   Rng rng(t.seed + 7);
   std::vector<int32_t> stream(static_cast<size_t>(B * (T_ + 1)));
 

@@ -14,6 +14,7 @@
 
 #include "core/errors.hpp"
 #include "groups/group.hpp"
+#include "train/run_config.hpp"
 
 namespace liegrad::train {
 
@@ -139,6 +140,24 @@ data::Vocab vocab_from_json(const nlohmann::json& j, const std::string& source) 
   }
 }
 
+nlohmann::json word_vocab_to_json(const data::WordTask& task) {
+  return {{"task", "words:" + task.group().name()},
+          {"inputs", task.inputs()},
+          {"input_vocab", task.input_vocab()},
+          {"classes", task.classes()}};
+}
+
+std::shared_ptr<data::WordTask> word_task_of(const nlohmann::json& config, const nlohmann::json* vocab,
+                                             const std::string& source) {
+  const RunConfig rc = parse_run_config(config);
+  if (!rc.data.words()) return nullptr;
+  auto task = std::make_shared<data::WordTask>(data::word_group_of(rc.data.dataset), rc.data.inputs);
+  if (vocab && *vocab != word_vocab_to_json(*task))
+    throw IoError(source + ": \"vocab\" " + vocab->dump() + " does not match the word task of its config (" +
+                  word_vocab_to_json(*task).dump() + ")");
+  return task;
+}
+
 nlohmann::json read_checkpoint(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError("cannot read checkpoint '" + path + "': no such file or not readable");
@@ -163,9 +182,15 @@ LoadedModel load_model(const std::string& path) {
   const nlohmann::json j = read_checkpoint(path);
   LoadedModel m;
   m.config = j.at("config");
-  m.vocab = vocab_from_json(j.at("vocab"), "checkpoint '" + path + "'");
   if (!m.config.contains("model")) throw IoError("checkpoint '" + path + "': the config has no model section");
-  m.model = models::make_model<float>(m.config.at("model"), m.vocab.size(), 0);
+  const std::string source = "checkpoint '" + path + "'";
+  m.words = word_task_of(m.config, &j.at("vocab"), source);
+  if (m.words) {
+    m.model = models::make_model<float>(m.config.at("model"), m.words->input_vocab(), 0, m.words->classes());
+  } else {
+    m.vocab = vocab_from_json(j.at("vocab"), source);
+    m.model = models::make_model<float>(m.config.at("model"), m.vocab.size(), 0);
+  }
   parameters_from_json(*m.model, j.at("parameters"), "checkpoint '" + path + "'");
   m.step = j.at("step").get<int64_t>();
   return m;

@@ -2,7 +2,9 @@
 // document with three sections (every key is documented in docs/training.md):
 //
 //   { "model": { "type": "osmformer", ... },                      models/ keys
-//     "data":  { "dataset": "tinyshakespeare", "val_frac", "test_frac" },
+//     "data":  { "dataset": "tinyshakespeare", "val_frac", "test_frac" }
+//           or { "dataset": "words:S5", "inputs", "min_len", "max_len", "eval_lengths",
+//                "val_sequences", "test_sequences" }                (group words),
 //     "train": { "steps", "batch", "seq_len", "optimizer", "lr", "beta1", "beta2",
 //                "eps", "weight_decay", "momentum", "nesterov", "reorth_every",
 //                "schedule", "warmup", "min_lr_frac", "clip", "eval_interval",
@@ -22,12 +24,19 @@
 namespace liegrad::train {
 
 struct DataConfig {
-  std::string dataset = "tinyshakespeare";  // or "ptb_char", "text:<path>"
+  std::string dataset = "tinyshakespeare";  // or "ptb_char", "text:<path>", "words:<group>"
   double val_frac = 0.05, test_frac = 0.05;  // for text:<path> corpora
+  // Group word tasks (data/group_words.hpp) only:
+  std::string inputs = "all";           // input symbols: "all" elements or the "generators"
+  int64_t min_len = 1, max_len = 64;    // training word lengths, uniform per batch
+  std::vector<int64_t> eval_lengths = {64, 128, 256, 512, 1024};  // final test lengths
+  int64_t val_sequences = 256;          // validation words (of length max_len) per evaluation
+  int64_t test_sequences = 100;         // test words per evaluation length
+  bool words() const;                   // dataset is "words:<group>"
 };
 
 struct TrainConfig {
-  int64_t steps = 2000, batch = 32, seq_len = 128;
+  int64_t steps = 2000, batch = 32, seq_len = 128;  // seq_len: not used by group word tasks
   std::string optimizer = "adamw";
   double lr = 3e-3;
   nlohmann::json optimizer_options = nlohmann::json::object();  // beta1, beta2, eps, weight_decay, ...

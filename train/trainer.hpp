@@ -5,6 +5,13 @@
 // With train.patience, the run stops early after that many evaluations without a new
 // best validation BPC; such a run is finished (resuming it trains no further).
 //
+// Group word tasks (data.dataset "words:<group>", data/group_words.hpp) train every
+// model the same way on fresh random words (no state carried between batches), with
+// the cross-entropy of the running product at every position; validation reports
+// loss and accuracy at length data.max_len, the final evaluation accuracy at every
+// data.eval_lengths (train/word_eval.hpp), and the best checkpoint is the one with
+// the lowest validation loss.
+//
 // Transformers train on random windows; recurrent models on consecutive windows
 // of B parallel lanes with their state carried across windows (truncated
 // back-propagation through time) and reset at each new pass over the data.
@@ -39,6 +46,9 @@ struct TrainResult {
   int64_t steps_done = 0;
   bool interrupted = false;
   double val_bpc = 0, test_bpc = 0;   // final, over the whole splits (not set when interrupted)
+  // Group word tasks: {"val": scores, "test": [scores per length], "steps_to_99": step or
+  // null} (WordScores::to_json); null for language models and when interrupted.
+  nlohmann::json words;
   double best_val_bpc = 0;             // best.json over the whole validation split
   double test_bpc_at_best = 0;         // best.json over the whole test split
   int64_t best_step = -1;
