@@ -14,6 +14,7 @@
 
 #include "core/errors.hpp"
 #include "groups/group.hpp"
+#include "train/run_config.hpp"
 
 namespace liegrad::train {
 
@@ -137,6 +138,30 @@ data::Vocab vocab_from_json(const nlohmann::json& j, const std::string& source) 
   } catch (const ValueError& e) {
     throw IoError(source + ": \"vocab\" is not a valid vocabulary: " + e.what());
   }
+}
+
+nlohmann::json checkpoint_json(const nlohmann::json& config, const data::Vocab& vocab, models::Model<float>& model,
+                               int64_t step) {
+  if (vocab.size() != model.vocab_size())
+    throw ValueError("checkpoint: the vocabulary has " + std::to_string(vocab.size()) + " symbols but the model " +
+                     std::to_string(model.vocab_size()));
+  nlohmann::json j;
+  j["format"] = kCheckpointFormat;
+  j["version"] = kCheckpointVersion;
+  j["config"] = config;
+  j["config"]["model"] = model.config();
+  j["vocab"] = vocab_to_json(vocab);
+  j["step"] = step;
+  j["parameters"] = parameters_to_json(model);
+  return j;
+}
+
+void write_checkpoint(const std::string& path, const nlohmann::json& config, const data::Vocab& vocab,
+                      models::Model<float>& model, int64_t step) {
+  nlohmann::json j = checkpoint_json(config, vocab, model, step);
+  j["config"] = parse_run_config(j.at("config")).resolved();  // validates; what the trainer stores
+  j["config"]["model"] = model.config();
+  write_json_atomic(path, j);
 }
 
 nlohmann::json read_checkpoint(const std::string& path) {

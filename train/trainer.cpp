@@ -195,11 +195,17 @@ class Run {
         window_steps = 0;
         window_start = Clock::now();
       }
+      auto report = [&](double val_bpc) {
+        if (opt_.on_step) opt_.on_step(StepReport{done, t.steps, loss_value, lr, norm, val_bpc});
+      };
       if (time_up) {  // the time budget is used up: the final evaluation follows the loop
+        report(-1);
         ++step_;
         break;
       }
-      if (done % t.eval_interval == 0 && done != t.steps) evaluate_and_save(done, metrics);
+      double val_bpc = -1;
+      if (done % t.eval_interval == 0 && done != t.steps) val_bpc = evaluate_and_save(done, metrics);
+      report(val_bpc);
       if ((opt_.stop && opt_.stop->load()) || (opt_.stop_at > 0 && done >= opt_.stop_at && done < t.steps)) {
         ++step_;
         save_checkpoint((dir_ / "last.json").string(), step_);
@@ -288,7 +294,8 @@ class Run {
     bar_open_ = false;
   }
 
-  void evaluate_and_save(int64_t done, std::ofstream& metrics) {
+  // Returns the validation BPC.
+  double evaluate_and_save(int64_t done, std::ofstream& metrics) {
     const EvalResult val = evaluate_bpc(*model_, corpus_.val, rc_.train.seq_len, rc_.train.eval_tokens);
     metrics << nlohmann::json{{"step", done}, {"val_bpc", val.bpc}}.dump() << "\n" << std::flush;
     say("step " + std::to_string(done) + ": validation BPC " + fixed(val.bpc));
@@ -298,6 +305,7 @@ class Run {
       save_checkpoint((dir_ / "best.json").string(), done);
     }
     save_checkpoint((dir_ / "last.json").string(), done);
+    return val.bpc;
   }
 
   // The learning rate of step step_. With a time budget, the decay after warm-up runs
@@ -327,13 +335,7 @@ class Run {
   }
 
   void save_checkpoint(const std::string& path, int64_t step) {
-    nlohmann::json j;
-    j["format"] = kCheckpointFormat;
-    j["version"] = kCheckpointVersion;
-    j["config"] = resolved_;
-    j["vocab"] = vocab_to_json(corpus_.vocab);
-    j["step"] = step;
-    j["parameters"] = parameters_to_json(*model_);
+    nlohmann::json j = checkpoint_json(resolved_, corpus_.vocab, *model_, step);
     j["optimizer"] = optimizer_->state_to_json();
     nlohmann::json data;
     if (rand_batcher_) data["random_batcher"] = rand_batcher_->state();
