@@ -76,12 +76,16 @@ class Model {
 // Builds a model from its config section (see docs/ and configs/); `vocab` is the
 // input vocabulary size V and `classes` the readout size C (<= 0: C = V, a language
 // model); initial weights are drawn from `seed`. Unknown type or keys and
-// out-of-range values throw ConfigError naming them.
+// out-of-range values throw ConfigError naming them. Types registered with
+// register_model are built by their factories (language models: C = V).
 template <class T>
 std::unique_ptr<Model<T>> make_model(const nlohmann::json& model_config, int64_t vocab, uint64_t seed,
                                      int64_t classes = 0);
 
-// The model type names make_model accepts.
-const std::vector<std::string>& model_types();
+// The model type names make_model accepts: the built-in ones, then those registered
+// with register_model (models/registry.hpp), e.g. by a plugin (models/plugin.hpp).
+std::vector<std::string> model_types();
+// The built-in ones only: "osmformer", "osm_rnn", "transformer", "lstm", "exprnn".
+const std::vector<std::string>& builtin_model_types();
 
 }  // namespace liegrad::models

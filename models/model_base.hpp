@@ -14,8 +14,8 @@ namespace liegrad::models {
 template <class T>
 class ModelBase : public Model<T> {
  public:
-  // classes <= 0: C = V.
-  ModelBase(nlohmann::json config, int64_t vocab, int64_t classes)
+  // classes <= 0 (the default): C = V, a language model.
+  ModelBase(nlohmann::json config, int64_t vocab, int64_t classes = 0)
       : config_(std::move(config)), V_(vocab), C_(classes > 0 ? classes : vocab) {}
   int64_t vocab_size() const override { return V_; }
   int64_t num_classes() const override { return C_; }

@@ -158,6 +158,30 @@ std::shared_ptr<data::WordTask> word_task_of(const nlohmann::json& config, const
   return task;
 }
 
+nlohmann::json checkpoint_json(const nlohmann::json& config, const data::Vocab& vocab, models::Model<float>& model,
+                               int64_t step) {
+  if (vocab.size() != model.vocab_size())
+    throw ValueError("checkpoint: the vocabulary has " + std::to_string(vocab.size()) + " symbols but the model " +
+                     std::to_string(model.vocab_size()));
+  nlohmann::json j;
+  j["format"] = kCheckpointFormat;
+  j["version"] = kCheckpointVersion;
+  j["config"] = config;
+  j["config"]["model"] = model.config();
+  j["vocab"] = vocab_to_json(vocab);
+  j["step"] = step;
+  j["parameters"] = parameters_to_json(model);
+  return j;
+}
+
+void write_checkpoint(const std::string& path, const nlohmann::json& config, const data::Vocab& vocab,
+                      models::Model<float>& model, int64_t step) {
+  nlohmann::json j = checkpoint_json(config, vocab, model, step);
+  j["config"] = parse_run_config(j.at("config")).resolved();  // validates; what the trainer stores
+  j["config"]["model"] = model.config();
+  write_json_atomic(path, j);
+}
+
 nlohmann::json read_checkpoint(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError("cannot read checkpoint '" + path + "': no such file or not readable");

@@ -45,6 +45,18 @@ nlohmann::json word_vocab_to_json(const data::WordTask& task);
 // `vocab` is given (IoError naming `source` on a mismatch).
 std::shared_ptr<data::WordTask> word_task_of(const nlohmann::json& config, const nlohmann::json* vocab,
                                              const std::string& source);
+// The fields every checkpoint has: format, version, config (with its "model" section
+// replaced by model.config(), the complete model configuration), vocab, step and
+// parameters. The trainer adds the optimizer and data state for resuming.
+nlohmann::json checkpoint_json(const nlohmann::json& config, const data::Vocab& vocab, models::Model<float>& model,
+                               int64_t step);
+// Writes checkpoint_json(...) atomically: a checkpoint that load_model, `liegrad eval`
+// and `liegrad sample` read, for a model trained by any loop (examples/external/).
+// `config` is a run configuration (train/run_config.hpp; ConfigError when invalid):
+// eval and sample read its data section and train.seq_len. The vocabulary must have
+// the model's size (ValueError otherwise).
+void write_checkpoint(const std::string& path, const nlohmann::json& config, const data::Vocab& vocab,
+                      models::Model<float>& model, int64_t step);
 
 // Reads and validates a checkpoint file: IoError for a missing, empty, truncated or
 // non-JSON file, or one of another format or version, each naming the file.

@@ -229,11 +229,17 @@ class Run {
         window_correct = 0;
         window_start = Clock::now();
       }
+      auto report = [&](double val_bpc) {
+        if (opt_.on_step) opt_.on_step(StepReport{done, t.steps, loss_value, lr, norm, val_bpc});
+      };
       if (time_up) {  // the time budget is used up: the final evaluation follows the loop
+        report(-1);
         ++step_;
         break;
       }
-      if (done % t.eval_interval == 0 && done != t.steps) evaluate_and_save(done, metrics);
+      double val_bpc = -1;
+      if (done % t.eval_interval == 0 && done != t.steps) val_bpc = evaluate_and_save(done, metrics);
+      report(val_bpc);
       if (t.patience > 0 && evals_since_best_ >= t.patience) {  // early stop: the final evaluation follows
         stopped_early_ = true;
         ++step_;
@@ -410,7 +416,8 @@ class Run {
     return v;
   }
 
-  void evaluate_and_save(int64_t done, std::ofstream& metrics) {
+  // Returns the selection criterion (validation BPC, or loss for word tasks).
+  double evaluate_and_save(int64_t done, std::ofstream& metrics) {
     // The selection criterion, lower is better: validation BPC, or loss for word tasks.
     double criterion = 0;
     if (words_) {
@@ -430,6 +437,7 @@ class Run {
       ++evals_since_best_;
     }
     save_checkpoint((dir_ / "last.json").string(), done);
+    return criterion;
   }
 
   // The learning rate of step step_. With a time budget, the decay after warm-up runs

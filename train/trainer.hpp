@@ -24,12 +24,23 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 namespace liegrad::train {
+
+// What the trainer reports after each step (TrainOptions::on_step).
+struct StepReport {
+  int64_t step = 0;          // steps done, 1-based
+  int64_t total_steps = 0;   // train.steps
+  double loss = 0;           // this step's training loss (nats per symbol)
+  double lr = 0;
+  double grad_norm = 0;      // before clipping
+  double val_bpc = -1;       // the interim validation BPC when this step evaluated, else -1
+};
 
 struct TrainOptions {
   std::string out_dir;
@@ -40,6 +51,10 @@ struct TrainOptions {
   std::ostream* log = nullptr;   // progress and messages; null = silent
   const std::atomic<bool>* stop = nullptr;  // polled after every step
   int64_t stop_at = 0;           // > 0: stop after this step as if interrupted (split long runs)
+  // Called after every step (and its evaluation, if any), before `stop` is polled, on the
+  // thread that runs the training: it may set *stop to end the run cleanly (last.json
+  // written, TrainResult::interrupted). It must not throw.
+  std::function<void(const StepReport&)> on_step;
 };
 
 struct TrainResult {
