@@ -95,7 +95,6 @@ int main(int argc, char** argv) {
       return 3;
     }
   }
-  std::fprintf(stderr, "liegrad: unknown command '%s'\n\n", name.c_str());
-  print_usage();
+  std::fprintf(stderr, "liegrad: unknown command '%s' (see `liegrad --help` for the commands)\n", name.c_str());
   return 2;
 }

@@ -23,8 +23,12 @@ namespace liegrad::groups {
 
 using lapack::cplx;
 
-void require_group_size(const char* what, int64_t d) {
+void require_group_size(const char* what, int64_t d, int64_t n_per_d) {
   if (d < 1) throw ValueError(std::string(what) + ": d must be >= 1, got " + std::to_string(d));
+  if (d > kMaxGroupN / n_per_d)
+    throw ValueError(std::string(what) + ": d = " + std::to_string(d) + " is too large: the limit is d <= " +
+                     std::to_string(kMaxGroupN / n_per_d) + " (stored matrices of at most " + std::to_string(kMaxGroupN) +
+                     " x " + std::to_string(kMaxGroupN) + ")");
 }
 
 namespace {

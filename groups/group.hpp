@@ -140,7 +140,12 @@ class Group {
   double unitarity_defect(const double* H, int64_t ldh) const;
 };
 
-// Concrete groups (see groups/*.cpp for their conventions). d >= 1.
+// The largest stored matrix size n of a group (one element in double is then 32 MB):
+// SO(d), O(d) need d <= 2048; U(d), SU(d), T(d) (stored in real form, n = 2d) d <= 1024;
+// a product the sum of its factors' n. Larger groups are a ValueError saying so.
+inline constexpr int64_t kMaxGroupN = 2048;
+
+// Concrete groups (see groups/*.cpp for their conventions). 1 <= d, n <= kMaxGroupN.
 std::unique_ptr<Group> make_special_orthogonal(int64_t d);  // SO(d); SO(1) is trivial (m = 0)
 std::unique_ptr<Group> make_orthogonal(int64_t d);          // O(d); O(1) = {+1, -1} (m = 0)
 std::unique_ptr<Group> make_unitary(int64_t d);             // U(d)

@@ -32,7 +32,7 @@ class TypedGroup : public Group {
 };
 
 // Throws ValueError "<what>: d must be >= 1, got <d>".
-void require_group_size(const char* what, int64_t d);
+void require_group_size(const char* what, int64_t d, int64_t n_per_d);
 
 // A Haar-random element of U(d) as a dense complex d x d matrix (Mezzadri 2007): the QR
 // factor of a complex Gaussian with its columns multiplied by the phases of diag(R).

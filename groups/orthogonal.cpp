@@ -25,7 +25,7 @@ namespace {
 class Orthogonal final : public TypedGroup<Orthogonal> {
  public:
   Orthogonal(int64_t d, bool special) : d_(d), special_(special) {
-    require_group_size(special ? "SO(d)" : "O(d)", d);
+    require_group_size(special ? "SO(d)" : "O(d)", d, 1);
   }
 
   std::string name() const override { return (special_ ? "SO(" : "O(") + std::to_string(d_) + ")"; }

@@ -151,6 +151,10 @@ class Product final : public TypedGroup<Product> {
       m_ += f->dim();
     }
     complex_ = any_complex;
+    if (n_ > kMaxGroupN)
+      throw ValueError(name() + " is too large: its matrices would be " + std::to_string(n_) + " x " +
+                       std::to_string(n_) + " (stored in real form); the limit is " + std::to_string(kMaxGroupN) +
+                       " x " + std::to_string(kMaxGroupN));
   }
 
   std::string name() const override {

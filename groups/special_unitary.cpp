@@ -33,7 +33,7 @@ namespace {
 
 class SpecialUnitary final : public TypedGroup<SpecialUnitary> {
  public:
-  explicit SpecialUnitary(int64_t d) : d_(d) { require_group_size("SU(d)", d); }
+  explicit SpecialUnitary(int64_t d) : d_(d) { require_group_size("SU(d)", d, 2); }
 
   std::string name() const override { return "SU(" + std::to_string(d_) + ")"; }
   int64_t n() const override { return 2 * d_; }

@@ -21,7 +21,7 @@ namespace {
 
 class Torus final : public TypedGroup<Torus> {
  public:
-  explicit Torus(int64_t k) : k_(k) { require_group_size("T(k)", k); }
+  explicit Torus(int64_t k) : k_(k) { require_group_size("T(k)", k, 2); }
 
   std::string name() const override { return "T(" + std::to_string(k_) + ")"; }
   int64_t n() const override { return 2 * k_; }

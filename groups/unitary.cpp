@@ -37,7 +37,7 @@ namespace {
 
 class Unitary final : public TypedGroup<Unitary> {
  public:
-  explicit Unitary(int64_t d) : d_(d) { require_group_size("U(d)", d); }
+  explicit Unitary(int64_t d) : d_(d) { require_group_size("U(d)", d, 2); }
 
   std::string name() const override { return "U(" + std::to_string(d_) + ")"; }
   int64_t n() const override { return 2 * d_; }

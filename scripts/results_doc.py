@@ -13,6 +13,7 @@ Standard library only.
 import json
 import math
 import os
+import subprocess
 
 import convergence_doc
 
@@ -39,47 +40,127 @@ validation or test split, with the recurrent models carrying state through the s
 ## What differs from the paper's setup
 
 - **Budget.** The paper does not state its training budget. Here every table has one
-  fixed budget, given at its top, and it is short. The main tables use 2,000 steps of
-  32 × 128 characters (8.2M characters, about 8 passes over Tiny Shakespeare's training
-  split). The numbers are therefore higher than a long run would reach, and the paper's
+  fixed budget, given at its top, and it is short. The main tables use %(steps)s steps of
+  %(batch)d × %(seq_len)d characters (%(chars)s characters). The numbers are therefore
+  higher than a long run would reach, and the paper's
   absolute BPC are not directly comparable; the comparisons within a table are.
-- **Hardware.** Everything ran on 2 CPU cores (float32). Wall times and tokens/s are from
+- **Hardware.** Everything ran on CPU with %(threads)d threads (float32). Wall times and tokens/s are from
   the same machine. Other work shared it at times, so the wall times are upper bounds.
-- **Seeds.** The paper reports single runs. Here the 100K tables have 3 seeds.
-- **Splits.** Tiny Shakespeare is split 90/5/5 by character position (the data README).
+- **Seeds.** The paper reports single runs. Here the 100K tables have %(seeds)d seeds.
+- **Splits.** Tiny Shakespeare is split %(split)s by character position (the data README).
   PTB uses its standard train/valid/test files. The paper's splits may differ.
-- **Learning rates.** AdamW (weight decay 0.01 on matrices), 100 warm-up steps, cosine
-  decay to 10%, clip 1.0. The learning rate of each table's rows is shown in its `lr`
+- **Learning rates.** %(optimizer)s (weight decay %(wd)g on matrices), %(warmup)d warm-up steps, %(schedule)s
+  decay to %(min_lr)s, clip %(clip)s. The learning rate of each table's rows is shown in its `lr`
   column. For the osmformer and transformer families it is the best setting of the
-  robustness sweep at clip 1.0 (table 5). The recurrent models were not in that sweep;
-  each gets the best setting of its own short screen over {3e-4, 1e-3, 3e-3} (table 6,
+  robustness sweep at clip %(clip)s (table %(t_robustness)d). The recurrent models were not in that sweep;
+  each gets the best setting of its own short screen over {%(screen_lrs)s} (table %(t_recurrent_lr)d,
   `recurrent_lr`, not in the paper), except the OSM-RNN with linear mixing, which runs
-  at 3e-4, the only screened rate at which its gradients stay bounded (next item).
+  at %(linear_lr)s, the only screened rate at which its gradients stay bounded (next item).
 - **The OSM-RNN with linear mixing has exploding gradients** at the learning rates that
-  train it fastest: see the "max grad norm" column of table 6 (every table has it; it is
+  train it fastest: see the "max grad norm" column of table %(t_recurrent_lr)d (every table has it; it is
   the largest gradient norm before clipping in the run's log, and "Beyond the paper"
-  below). Its screen's best rate, 1e-3, was first used for table 4: all three
-  2,000-step seeds exploded (largest gradient norms 6e5, 2e9 and 4e8; those runs are in git at commit 98b1ee6, results/recurrent/osm-rnn-linear-s*) and ended at 5.2–5.7 validation
-  BPC, so table 4 was rerun at 3e-4. That rate is slow for the other recurrent models
-  (table 6), so claim 3 compares a stable but slowly trained OSM-RNN with an LSTM at its
+  below). %(exploded)s That rate is slow for the other recurrent models
+  (table %(t_recurrent_lr)d), so claim 3 compares a stable but slowly trained OSM-RNN with an LSTM at its
   best rate. The likely
   cause is the learned mixing Γ leaving the range where the update contracts: in one
   dimension the step φ' = φ + γ sin(ψ − φ) has derivative 1 − γ cos(ψ − φ), which exceeds 1
-  in size when γ cos(ψ − φ) < 0 or γ > 2. In the exploded runs Γ's eigenvalues had real
-  parts from −1.25 to 2.40. liegrad's `mixing: bounded` (not in the spec) keeps every
-  eigenvalue of Γ within 1 of 1 by construction; table 9 tries it at the two rates where
+  in size when γ cos(ψ − φ) < 0 or γ > 2. liegrad's `mixing: bounded` (not in the spec) keeps every
+  eigenvalue of Γ within 1 of 1 by construction; table %(t_recurrent_bounded)d tries it at the two rates where
   linear mixing exploded ("Beyond the paper" below).
-- **The robustness sweep is short** (300 steps). At that budget the learning rate
+- **The robustness sweep is short** (%(robust_steps)s steps). At that budget the learning rate
   mostly sets how far a model gets, so the sweep measures speed of learning as much
   as stability, and the best setting sits at the top of the grid for both families.
 - **Parameter matching.** Parameter counts are in every table. The identity-mixing
   models are compared at the same d and depth as the linear ones, so they have far
-  fewer parameters (the OSMFormer 15.7K against 102K): claim 4 is tested at a fixed
+  fewer parameters (the OSMFormer %(p_identity)s against %(p_linear)s): claim 4 is tested at a fixed
   architecture. If the paper's "fixed budget" meant a parameter budget, the matching
-  identity OSMFormer is SO(40) with one layer (101K, `liegrad params --config
-  configs/osmformer-identity.json --match 100000`); it was not run.
+  identity OSMFormer is the one `liegrad params --config
+  configs/osmformer-identity.json --match 100000` finds; it was not run.
 """
 
+# The OSM-RNN runs at the screen's best rate that exploded: committed at this commit,
+# removed from results/ when table 4 was rerun; read back with git.
+EXPLODED_COMMIT = "98b1ee6"
+EXPLODED_RUNS = "results/recurrent/osm-rnn-linear-s"
+
+
+
+def git_show(commit, path):
+    """The text of a committed file, or None when git or the commit is not available."""
+    try:
+        return subprocess.run(["git", "-C", ROOT, "show", "%s:%s" % (commit, path)], check=True,
+                              capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def kilo(n):
+    return "%.1fK" % (n / 1000) if n < 1e5 else "%.0fK" % (n / 1000)
+
+
+def lr_text(x):
+    """0.0003 -> 3e-4, 0.001 -> 1e-3, as the page writes learning rates."""
+    m, e = ("%.0e" % x).split("e")
+    return "%se%d" % (m, int(e))
+
+
+def exploded_sentence(linear_lr, t_recurrent):
+    """The story of the exploded OSM-RNN runs, every number from the committed runs."""
+    runs = []
+    for seed in range(1, 10):
+        res = git_show(EXPLODED_COMMIT, "%s%d/result.json" % (EXPLODED_RUNS, seed))
+        met = git_show(EXPLODED_COMMIT, "%s%d/metrics.jsonl" % (EXPLODED_RUNS, seed))
+        if res is None or met is None:
+            break
+        grads = [json.loads(l).get("grad_norm", 0.0) for l in met.splitlines() if l.strip()]
+        runs.append((json.loads(res), max(grads)))
+    if not runs:
+        return ("Its screen's best rate was first used for table %d, where the runs exploded (they are in git at "
+                "commit %s, %s*; git is not available here to read them), so table %d was rerun at %s." % (
+                    t_recurrent, EXPLODED_COMMIT, EXPLODED_RUNS, t_recurrent, linear_lr))
+    words = {2: "both", 3: "all three"}
+    first = runs[0][0]
+    vals = [r["val_bpc"] for r, _ in runs]
+    grads = ["%.0e" % g for _, g in runs]
+    grads = [g.replace("e+0", "e").replace("e+", "e") for g in grads]
+    return ("Its screen's best rate, %s, was first used for table %d: %s %s-step seeds exploded (largest gradient "
+            "norms %s; those runs are in git at commit %s, %s*) and ended at %.1f–%.1f validation BPC, so table %d "
+            "was rerun at %s." % (
+                lr_text(first["config"]["train"]["lr"]), t_recurrent, words.get(len(runs), "all %d" % len(runs)),
+                "{:,}".format(first["steps"]), ", ".join(grads[:-1]) + " and " + grads[-1], EXPLODED_COMMIT,
+                EXPLODED_RUNS, math.floor(min(vals) * 10) / 10, math.ceil(max(vals) * 10) / 10, t_recurrent, linear_lr))
+
+
+def intro(tables):
+    """INTRO with its numbers computed from the tables and their runs' result.json."""
+    number = {n: i for i, n in enumerate(ORDER, 1)}
+    ts = tables["ts100k"]
+    budget = ts["budget"]
+    with open(os.path.join(RESULTS, "ts100k", "osmformer-linear-s1", "result.json")) as f:
+        run = json.load(f)
+    cfg = run["config"]
+    val, test = cfg["data"]["val_frac"], cfg["data"]["test_frac"]
+    t = cfg["train"]
+    screen = tables["recurrent_lr"]
+    linear_lr = lr_text(row(tables["recurrent"], "osm-rnn-linear")["lr"])
+    chars = budget["train.steps"] * budget["train.batch"] * budget["train.seq_len"]
+    return INTRO % {
+        "steps": "{:,}".format(budget["train.steps"]), "batch": budget["train.batch"],
+        "seq_len": budget["train.seq_len"], "chars": "%.1fM" % (chars / 1e6), "threads": run["threads"],
+        "seeds": len(ts["seeds"]),
+        "split": "%g/%g/%g" % (round(100 * (1 - val - test)), round(100 * val), round(100 * test)),
+        "optimizer": {"adamw": "AdamW", "adam": "Adam", "sgd": "SGD"}.get(t["optimizer"], t["optimizer"]),
+        "wd": t["weight_decay"], "warmup": t["warmup"], "schedule": t["schedule"],
+        "min_lr": "%g%%" % (100 * t["min_lr_frac"]), "clip": "%.1f" % t["clip"],
+        "t_robustness": number["robustness"], "t_recurrent_lr": number["recurrent_lr"],
+        "t_recurrent_bounded": number["recurrent_bounded"],
+        "screen_lrs": ", ".join(lr_text(x) for x in sorted(set(r["lr"] for r in screen["rows"]))),
+        "linear_lr": linear_lr,
+        "exploded": exploded_sentence(linear_lr, number["recurrent"]),
+        "robust_steps": "{:,}".format(tables["robustness"]["budget"]["train.steps"]),
+        "p_identity": kilo(row(ts, "osmformer-identity")["parameters"]),
+        "p_linear": kilo(row(ts, "osmformer-linear")["parameters"]),
+    }
 
 def load(name):
     path = os.path.join(RESULTS, name + ".json")
@@ -262,7 +343,7 @@ CLAIMS = [
      "holds if linear mixing has the lower mean test BPC in every comparison, does not hold if in none, mixed otherwise",
      claim_linear_vs_identity),
     ("OSMFormer trains well over a wider range of learning rates and clipping settings",
-     "holds if more of its 12 settings land within 0.05 validation BPC of its own best than the transformer's do, "
+     "holds if more of its settings land within 0.05 validation BPC of its own best than the transformer's do, "
      "does not hold otherwise (an equal count is not a wider range); the average excess over the best is given as a "
      "second measure of sensitivity",
      claim_wider_range),
@@ -319,7 +400,7 @@ def extra_findings(tables):
 
 def main():
     tables = {n: load(n) for n in ORDER}
-    out = [INTRO, "## The paper's claims", ""]
+    out = [intro(tables), "## The paper's claims", ""]
     short_verdicts = {}
     for i, (claim, rule, fn) in enumerate(CLAIMS, 1):
         v, ev = fn(tables)

@@ -3,7 +3,8 @@
 // examples/load_checkpoint.py (numpy) and bench/torch_reference.py (PyTorch) reload
 // last.json and recompute the BPC / mean loss on the same text, which must agree with
 // train::evaluate_bpc to 1e-4. Each check runs only when /usr/bin/python3 can import
-// numpy (and torch for the second); otherwise it reports a MESSAGE and passes.
+// numpy (and torch for the second); otherwise it is reported as skipped
+// (LIEGRAD_SKIP_TEST, tests/test_helpers.hpp).
 #include <doctest/doctest.h>
 
 #include "tests/temp_dir.hpp"
@@ -25,6 +26,7 @@
 #include "train/checkpoint.hpp"
 #include "train/evaluate.hpp"
 #include "train/trainer.hpp"
+#include "tests/test_helpers.hpp"
 
 namespace fs = std::filesystem;
 using namespace liegrad;
@@ -156,8 +158,7 @@ std::string source_path(const std::string& rel) { return std::string(LIEGRAD_SOU
 
 TEST_CASE("checkpoint: examples/load_checkpoint.py (numpy) recomputes liegrad's BPC to 1e-4") {
   if (!python_has("numpy")) {
-    MESSAGE("skipped: " << kPython << " with numpy is not available");
-    return;
+    LIEGRAD_SKIP_TEST(kPython << " with numpy is not available (apt-get install python3-numpy)");
   }
   const std::string script = source_path("examples/load_checkpoint.py");
   REQUIRE(fs::exists(script));
@@ -185,8 +186,7 @@ TEST_CASE("checkpoint: examples/load_checkpoint.py (numpy) recomputes liegrad's 
 
 TEST_CASE("checkpoint: load_checkpoint.py rejects a bad checkpoint with a message and exit code 1") {
   if (!python_has("numpy")) {
-    MESSAGE("skipped: " << kPython << " with numpy is not available");
-    return;
+    LIEGRAD_SKIP_TEST(kPython << " with numpy is not available (apt-get install python3-numpy)");
   }
   TempDir dir;
   const std::string script = source_path("examples/load_checkpoint.py");
@@ -209,8 +209,7 @@ TEST_CASE("checkpoint: load_checkpoint.py rejects a bad checkpoint with a messag
 
 TEST_CASE("checkpoint: bench/torch_reference.py computes liegrad's loss to 1e-4 from the same weights") {
   if (!python_has("numpy") || !python_has("torch")) {
-    MESSAGE("skipped: " << kPython << " with numpy and torch is not available (apt-get install python3-torch)");
-    return;
+    LIEGRAD_SKIP_TEST(kPython << " with numpy and torch is not available (apt-get install python3-torch)");
   }
   const std::string script = source_path("bench/torch_reference.py");
   REQUIRE(fs::exists(script));

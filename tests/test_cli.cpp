@@ -186,8 +186,44 @@ TEST_CASE("usage errors exit 2 and name the option") {
   auto p = test::run_liegrad({"train", "--bogus"}, tmp.path.string());
   CHECK(p.exit_code == 2);
   CHECK(p.err.find("--bogus") != std::string::npos);
+  // An unknown command: one line naming it and pointing at --help, not the whole usage.
   p = test::run_liegrad({"frobnicate"}, tmp.path.string());
   CHECK(p.exit_code == 2);
+  expect_error(p, {"unknown command 'frobnicate'", "liegrad --help"});
+  CHECK(p.out.empty());
   p = test::run_liegrad({"sample", "--checkpoint"}, tmp.path.string());
   CHECK(p.exit_code == 2);
+}
+
+TEST_CASE("an absurd group size says it is too large and gives the limit") {
+  test::TempDir tmp("cli_group_size");
+  expect_error(test::run_liegrad({"groupcheck", "--group", "SO(100000)"}, tmp.path.string()),
+               {"SO(d)", "100000", "too large", "d <= 2048"});
+  expect_error(test::run_liegrad({"groupcheck", "--group", "U(1025)"}, tmp.path.string()),
+               {"U(d)", "1025", "too large", "d <= 1024"});
+  expect_error(test::run_liegrad({"groupcheck", "--group", "SO(2000)xSO(100)"}, tmp.path.string()),
+               {"SO(2000)xSO(100)", "too large", "2048"});
+  // In a model config, as model.group.
+  test::write_text(tmp / "text.txt", test::small_corpus());
+  const json cfg = test::tiny_config(tmp / "text.txt", {{"type", "osm_rnn"}, {"group", "SO(100000)"}}, 2);
+  test::write_text(tmp / "c.json", cfg.dump());
+  const auto p = test::run_liegrad({"params", "--config", tmp / "c.json"}, tmp.path.string());
+  expect_error(p, {"model.group", "too large", "d <= 2048"});
+  CHECK(p.err.find("internal error") == std::string::npos);
+}
+
+TEST_CASE("--out naming an existing file says it is a file, not a directory") {
+  test::TempDir tmp("cli_out_file");
+  test::write_text(tmp / "text.txt", test::small_corpus());
+  test::write_text(tmp / "taken", "a file\n");
+  const json cfg = test::tiny_config(tmp / "text.txt", {{"type", "lstm"}, {"hidden", 8}}, 2);
+  test::write_text(tmp / "c.json", cfg.dump());
+  auto p = test::run_liegrad({"train", "--config", tmp / "c.json", "--out", tmp / "taken"}, tmp.path.string());
+  expect_error(p, {"taken", "is a file, not a directory"});
+  CHECK(p.err.find("internal error") == std::string::npos);
+  // A file on the way to the directory: the directory cannot be created.
+  p = test::run_liegrad({"train", "--config", tmp / "c.json", "--out", tmp / "taken/run"}, tmp.path.string());
+  expect_error(p, {"taken/run", "cannot create output directory"});
+  CHECK(p.err.find("internal error") == std::string::npos);
+  CHECK(test::read_text(tmp / "taken") == "a file\n");
 }

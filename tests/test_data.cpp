@@ -18,6 +18,7 @@
 #include "data/batcher.hpp"
 #include "data/datasets.hpp"
 #include "data/vocab.hpp"
+#include "tests/test_helpers.hpp"
 
 namespace fs = std::filesystem;
 using namespace liegrad;
@@ -73,7 +74,7 @@ std::vector<int32_t> iota_stream(int32_t n) {
   return v;
 }
 
-// The shared data directory, or "" (with a MESSAGE) when it cannot be found.
+// The shared data directory, or "" when it cannot be found.
 std::string shared_data_dir() {
   try {
     return find_data_dir("");
@@ -425,36 +426,27 @@ TEST_CASE("EvalWindows: every symbol after the first predicted exactly once") {
 
 TEST_CASE("real data: exact split sizes (skipped when the data is absent)") {
   const std::string dir = shared_data_dir();
-  if (dir.empty()) {
-    MESSAGE("shared data directory not found; skipping the exact-count checks");
-    return;
-  }
+  if (dir.empty()) LIEGRAD_SKIP_TEST("the shared data directory was not found (--data-dir, $LIEGRAD_DATA, ../shared/data)");
+  for (const char* f : {"tinyshakespeare/input.txt", "ptb-char/ptb.char.train.txt"})
+    if (!fs::exists(fs::path(dir) / f)) LIEGRAD_SKIP_TEST(f << " not found under " << dir);
   MESSAGE("data directory: " << dir);
-  if (fs::exists(fs::path(dir) / "tinyshakespeare" / "input.txt")) {
-    const Corpus ts = load_corpus("tinyshakespeare", dir);
-    CHECK(ts.train.size() == 1003854);
-    CHECK(ts.val.size() == 55770);
-    CHECK(ts.test.size() == 55770);
-    CHECK(ts.vocab.size() == 65);
-    CHECK(ts.vocab.symbols().substr(0, 2) == "\n ");
-    // The generic loader with 5/5 fractions gives the same split.
-    const Corpus tf = load_text_file((fs::path(dir) / "tinyshakespeare" / "input.txt").string(), 0.05, 0.05);
-    CHECK(tf.train.size() == ts.train.size());
-    CHECK(tf.val.size() == ts.val.size());
-    CHECK(tf.test == ts.test);
-  } else {
-    MESSAGE("tinyshakespeare/input.txt not found under " << dir << "; skipped");
-  }
-  if (fs::exists(fs::path(dir) / "ptb-char" / "ptb.char.train.txt")) {
-    const Corpus ptb = load_corpus("ptb_char", dir);
-    CHECK(ptb.train.size() == 5017482);
-    CHECK(ptb.val.size() == 393042);
-    CHECK(ptb.test.size() == 442423);
-    CHECK(ptb.vocab.size() == 50);
-    CHECK(ptb.vocab.contains('_'));
-    CHECK(ptb.vocab.contains('\n'));
-    CHECK_FALSE(ptb.vocab.contains(' '));
-  } else {
-    MESSAGE("ptb-char files not found under " << dir << "; skipped");
-  }
+  const Corpus ts = load_corpus("tinyshakespeare", dir);
+  CHECK(ts.train.size() == 1003854);
+  CHECK(ts.val.size() == 55770);
+  CHECK(ts.test.size() == 55770);
+  CHECK(ts.vocab.size() == 65);
+  CHECK(ts.vocab.symbols().substr(0, 2) == "\n ");
+  // The generic loader with 5/5 fractions gives the same split.
+  const Corpus tf = load_text_file((fs::path(dir) / "tinyshakespeare" / "input.txt").string(), 0.05, 0.05);
+  CHECK(tf.train.size() == ts.train.size());
+  CHECK(tf.val.size() == ts.val.size());
+  CHECK(tf.test == ts.test);
+  const Corpus ptb = load_corpus("ptb_char", dir);
+  CHECK(ptb.train.size() == 5017482);
+  CHECK(ptb.val.size() == 393042);
+  CHECK(ptb.test.size() == 442423);
+  CHECK(ptb.vocab.size() == 50);
+  CHECK(ptb.vocab.contains('_'));
+  CHECK(ptb.vocab.contains('\n'));
+  CHECK_FALSE(ptb.vocab.contains(' '));
 }

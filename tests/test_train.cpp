@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/errors.hpp"
+#include "data/datasets.hpp"
 #include "tests/train_test_utils.hpp"
 #include "train/checkpoint.hpp"
 #include "train/evaluate.hpp"
@@ -33,14 +34,15 @@ TEST_CASE("a short run learns and writes config, metrics, checkpoints and result
   CHECK(result["val_bpc"].get<double>() == doctest::Approx(r.val_bpc));
   CHECK(std::isfinite(result["test_bpc"].get<double>()));
   CHECK(result["val_bpc"].get<double>() < std::log2(20.0));  // better than uniform over the alphabet
-  // The checkpoint reloads to the same evaluation.
+  // The checkpoint reloads to the same evaluation: last.json holds the final weights, so
+  // it scores the run's own validation and test splits at the run's BPC.
   train::LoadedModel m = train::load_model(tmp / "run/last.json");
   CHECK(m.step == 60);
-  const data::Vocab& vocab = m.vocab;
-  const std::string text = test::small_corpus();
-  const auto ids = vocab.encode(text.substr(text.size() - 600));
-  const double a = train::evaluate_bpc(*m.model, ids, 16).bpc;
-  CHECK(std::isfinite(a));
+  const data::Corpus corpus = data::load_text_file(tmp / "text.txt", 0.1, 0.1);
+  REQUIRE(m.vocab == corpus.vocab);
+  CHECK(train::evaluate_bpc(*m.model, corpus.val, 16).bpc == doctest::Approx(r.val_bpc).epsilon(1e-6));
+  CHECK(train::evaluate_bpc(*m.model, corpus.test, 16).bpc == doctest::Approx(r.test_bpc).epsilon(1e-6));
+  CHECK(r.val_bpc == doctest::Approx(result["val_bpc"].get<double>()));
 }
 
 TEST_CASE("resuming reproduces the uninterrupted run's losses exactly") {

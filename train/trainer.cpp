@@ -84,6 +84,9 @@ class Run {
  public:
   Run(const nlohmann::json& config_in, const TrainOptions& opt) : opt_(opt), dir_(opt.out_dir) {
     if (opt.out_dir.empty()) throw ValueError("train: an output directory (--out DIR) is required");
+    std::error_code ec;
+    if (fs::exists(dir_, ec) && !fs::is_directory(dir_, ec))
+      throw IoError("output directory '" + dir_.string() + "' is a file, not a directory");
     nlohmann::json config = config_in;
     nlohmann::json resume_ckpt;
     if (opt.resume) {
@@ -147,7 +150,8 @@ class Run {
     // The resolved configuration, with the model's defaults filled in.
     resolved_ = rc_.resolved();
     resolved_["model"] = model_->config();
-    fs::create_directories(dir_);
+    fs::create_directories(dir_, ec);
+    if (ec) throw IoError("cannot create output directory '" + dir_.string() + "': " + ec.message());
     if (opt.resume) {
       restore(resume_ckpt);
     } else {
