@@ -5,6 +5,7 @@
 
 #include "apps/commands.hpp"
 #include "data/datasets.hpp"
+#include "data/group_words.hpp"
 #include "models/param_search.hpp"
 #include "train/run_config.hpp"
 
@@ -13,6 +14,7 @@ namespace liegrad::app {
 namespace {
 // Vocabulary size of the configured dataset (known ones without reading the data).
 int64_t vocab_size(const train::RunConfig& rc, const std::string& data_dir) {
+  if (rc.data.words()) return data::WordTask(data::word_group_of(rc.data.dataset), rc.data.inputs).input_vocab();
   if (rc.data.dataset == "tinyshakespeare") return 65;
   if (rc.data.dataset == "ptb_char") return 50;
   return data::load_corpus(rc.data.dataset, data_dir, rc.data.val_frac, rc.data.test_frac).vocab.size();
@@ -34,16 +36,18 @@ int cmd_params(const std::vector<std::string>& argv) {
   train::apply_overrides(config, args.all("set"));
   const train::RunConfig rc = train::parse_run_config(config);
   const int64_t V = vocab_size(rc, args.get("data-dir"));
+  // Group words classify into |G| classes; language models predict one of V symbols.
+  const int64_t C = rc.data.words() ? data::WordTask(data::word_group_of(rc.data.dataset)).classes() : V;
   nlohmann::json model = rc.model;
   if (args.has("match")) {
-    model = models::match_parameter_count(model, V, args.get_int("match", 0));
+    model = models::match_parameter_count(model, V, args.get_int("match", 0), C);
     config["model"] = model;
   }
-  const auto rows = models::parameter_breakdown(model, V);
+  const auto rows = models::parameter_breakdown(model, V, C);
   int64_t total = 0;
   for (const auto& r : rows) total += r.dof;
   if (args.flag("json")) {
-    nlohmann::json j = {{"total", total}, {"vocab", V}, {"model", model}, {"tensors", nlohmann::json::array()}};
+    nlohmann::json j = {{"total", total}, {"vocab", V}, {"classes", C}, {"model", model}, {"tensors", nlohmann::json::array()}};
     for (const auto& r : rows) j["tensors"].push_back({{"name", r.name}, {"shape", r.shape}, {"role", r.role}, {"dof", r.dof}});
     std::printf("%s\n", j.dump(2).c_str());
     return 0;

@@ -1,20 +1,35 @@
-// `liegrad plot RUN_DIR... --out FILE.svg [--title TEXT]`.
+// `liegrad plot RUN_DIR... --out FILE.svg [--title TEXT] [--metric M]`: training and
+// validation BPC against steps for language-model runs (train/plot.hpp), or accuracy
+// against word length for group word runs (train/plot_words.hpp).
 #include <cstdio>
 
 #include "apps/commands.hpp"
 #include "train/checkpoint.hpp"
 #include "train/plot.hpp"
+#include "train/plot_words.hpp"
 
 namespace liegrad::app {
 
 int cmd_plot(const std::vector<std::string>& argv) {
-  Args args(argv, {"help"}, {"out", "title"});
+  Args args(argv, {"help"}, {"out", "title", "metric"});
   if (args.flag("help") || args.positional().empty()) {
-    std::printf("usage: liegrad plot RUN_DIR [RUN_DIR ...] --out FILE.svg [--title TEXT]\n");
+    std::printf(
+        "usage: liegrad plot RUN_DIR [RUN_DIR ...] --out FILE.svg [--title TEXT]\n"
+        "                    [--metric position_acc|sequence_acc|final_acc]\n"
+        "Language-model runs: training and validation BPC against steps. Group word runs\n"
+        "(words:<group>): test accuracy against word length (--metric, default position_acc).\n");
     return args.flag("help") ? 0 : 2;
   }
   if (!args.has("out")) throw UsageError("--out FILE.svg is required");
-  train::write_file_atomic(args.get("out"), train::plot_runs_svg(args.positional(), args.get("title")));
+  size_t words = 0;
+  for (const auto& d : args.positional()) words += train::is_word_run(d);
+  if (words != 0 && words != args.positional().size())
+    throw UsageError("give either group word runs or language-model runs, not both");
+  if (words == 0 && args.has("metric")) throw UsageError("--metric applies to group word runs (words:<group>)");
+  const std::string svg = words ? train::plot_word_accuracy_svg(args.positional(), args.get("title"),
+                                                                args.get("metric", "position_acc"))
+                                : train::plot_runs_svg(args.positional(), args.get("title"));
+  train::write_file_atomic(args.get("out"), svg);
   std::printf("wrote %s\n", args.get("out").c_str());
   return 0;
 }

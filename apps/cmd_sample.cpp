@@ -19,6 +19,9 @@ int cmd_sample(const std::vector<std::string>& argv) {
   }
   if (!args.has("checkpoint")) throw UsageError("--checkpoint FILE is required");
   train::LoadedModel m = train::load_model(args.get("checkpoint"));
+  if (m.words)
+    throw UsageError("'" + args.get("checkpoint") + "' is a group word model (" + m.words->inputs() + " inputs of words:" +
+                     m.words->group().name() + "); it classifies running products and generates no text: use liegrad eval");
   train::SampleOptions opt;
   opt.length = args.get_int("length", 200);
   opt.temperature = args.get_double("temperature", 1.0);

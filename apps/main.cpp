@@ -1,6 +1,8 @@
 // The liegrad command-line tool: dispatches `liegrad <subcommand> ...` to the
 // subcommands in apps/cmd_*.cpp. Library errors arrive as typed exceptions; this
-// file turns them into a one-line message and a non-zero exit code.
+// file turns them into a one-line message and a non-zero exit code. `--plugin LIB.so`
+// (any number, anywhere after the command) loads model plugins (models/plugin.hpp)
+// before the command runs, so every command knows the models they define.
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,6 +14,8 @@
 
 #include "apps/commands.hpp"
 #include "core/errors.hpp"
+#include "core/version.hpp"
+#include "models/plugin.hpp"
 
 namespace {
 
@@ -20,7 +24,26 @@ void print_usage() {
       "usage: liegrad <command> [options]\n\n"
       "commands:\n");
   for (const auto& c : liegrad::app::commands()) std::printf("  %-10s %s\n", c.name.c_str(), c.summary.c_str());
-  std::printf("\nRun `liegrad <command> --help` for a command's options.\n");
+  std::printf(
+      "\nRun `liegrad <command> --help` for a command's options. Every command also takes\n"
+      "--plugin LIB.so (repeatable): a library of model types built on liegrad (docs/library.md).\n");
+}
+
+// Removes every "--plugin PATH" / "--plugin=PATH" from args and returns the paths.
+std::vector<std::string> take_plugins(std::vector<std::string>& args) {
+  std::vector<std::string> plugins, rest;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--plugin") {
+      if (i + 1 >= args.size()) throw liegrad::app::UsageError("--plugin needs a value (a plugin library, LIB.so)");
+      plugins.push_back(args[++i]);
+    } else if (args[i].rfind("--plugin=", 0) == 0) {
+      plugins.push_back(args[i].substr(9));
+    } else {
+      rest.push_back(args[i]);
+    }
+  }
+  args = rest;
+  return plugins;
 }
 
 // libgomp reads OMP_WAIT_POLICY once, when it is loaded, so the default has to be in
@@ -50,11 +73,16 @@ int main(int argc, char** argv) {
     print_usage();
     return argc < 2 ? 2 : 0;
   }
+  if (!std::strcmp(argv[1], "--version")) {
+    std::printf("liegrad %s\n", LIEGRAD_VERSION);
+    return 0;
+  }
   const std::string name = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
   for (const auto& c : liegrad::app::commands()) {
     if (c.name != name) continue;
     try {
+      for (const auto& p : take_plugins(args)) liegrad::models::load_plugin(p);
       return c.run(args);
     } catch (const liegrad::app::UsageError& e) {
       std::fprintf(stderr, "liegrad %s: %s\n", name.c_str(), e.what());

@@ -1,6 +1,7 @@
 // Central-difference check of vector-Jacobian products (see gradcheck.hpp).
 #include "autograd/gradcheck.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "autograd/tape.hpp"
@@ -92,6 +93,53 @@ VjpResult check_vjp(const std::string& name, const VjpFn& f, const std::vector<A
     }
   }
   r.passed = r.max_rel_error <= opt.rel_tol;
+  return r;
+}
+
+namespace {
+
+// max|a - b| / max(1, max|b|); infinite when the shapes differ or a value is not finite.
+double normwise_error(const Array<double>& a, const Array<double>& b) {
+  if (a.shape() != b.shape()) return INFINITY;
+  double diff = 0, scale = 1;
+  for (int64_t i = 0; i < a.size(); ++i) {
+    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return INFINITY;
+    diff = std::max(diff, std::abs(a[i] - b[i]));
+    scale = std::max(scale, std::abs(b[i]));
+  }
+  return diff / scale;
+}
+
+}  // namespace
+
+EquivalenceResult check_equivalent(const std::string& name, const VjpFn& fused, const VjpFn& reference,
+                                   const std::vector<Array<double>>& inputs, Rng& rng, double rel_tol,
+                                   const std::vector<bool>& differentiable) {
+  EquivalenceResult r;
+  r.name = name;
+  r.shapes = shapes_string(inputs);
+  auto grad_of = [&](size_t i) { return differentiable.empty() || differentiable[i]; };
+  // One forward and one backward pass of f with cotangent ybar (drawn on the first call).
+  Array<double> ybar;
+  auto run = [&](const VjpFn& f, std::vector<Array<double>>& grads) {
+    std::vector<Vard> vars;
+    for (size_t i = 0; i < inputs.size(); ++i) vars.emplace_back(inputs[i], grad_of(i));
+    Tape<double>::current().clear();
+    Vard y = f(vars);
+    if (ybar.empty()) ybar = rng.normal_array<double>(y.shape());
+    if (y.shape() == ybar.shape()) Tape<double>::current().backward(y, ybar);
+    for (size_t i = 0; i < inputs.size(); ++i)
+      grads.push_back(grad_of(i) && vars[i].has_grad() ? vars[i].grad() : Array<double>(inputs[i].shape(), 0.0));
+    Tape<double>::current().clear();
+    return y.value();
+  };
+  std::vector<Array<double>> grads_fused, grads_ref;
+  const Array<double> y_fused = run(fused, grads_fused);
+  const Array<double> y_ref = run(reference, grads_ref);
+  r.forward_error = normwise_error(y_fused, y_ref);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (grad_of(i)) r.backward_error = std::max(r.backward_error, normwise_error(grads_fused[i], grads_ref[i]));
+  r.passed = r.forward_error <= rel_tol && r.backward_error <= rel_tol;
   return r;
 }
 

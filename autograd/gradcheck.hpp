@@ -44,6 +44,28 @@ struct OpCheck {
   std::function<VjpResult(Rng&)> run;
 };
 
+// check_equivalent: a fused op against its unfused reference (kernels/reference.hpp),
+// in double. Both run on the same inputs; the forward error is
+// max|y_fused - y_ref| / max(1, max|y_ref|), and one backward pass of each with the
+// same random cotangent gives the backward error, the same norm-wise measure over
+// every differentiable input's gradient. Passes when both are <= rel_tol.
+struct EquivalenceResult {
+  std::string name;
+  std::string shapes;
+  double forward_error = 0;
+  double backward_error = 0;
+  bool passed = false;
+};
+
+EquivalenceResult check_equivalent(const std::string& name, const VjpFn& fused, const VjpFn& reference,
+                                   const std::vector<Array<double>>& inputs, Rng& rng, double rel_tol = 1e-10,
+                                   const std::vector<bool>& differentiable = {});
+
+struct EquivalenceCheck {
+  std::string name;
+  std::function<EquivalenceResult(Rng&)> run;
+};
+
 // Every op of the autograd layer, at non-trivial shapes including batched ones.
 std::vector<OpCheck> autograd_op_checks();
 

@@ -110,29 +110,6 @@ std::vector<OpCheck> autograd_op_checks() {
   c.push_back(make("causal_attention_scores(per head)+softmax", {{6, 5, 5}, {3}}, "nn", [slopes](const Vs& x) {
     return softmax(causal_attention_scores(x[0], x[1], slopes, 3, true));
   }));
-  // Fused head-averaged attention (OSMFormer): one row block, and several (T = 21 > 16).
-  c.push_back(make("mean_head_attention", {{12, 4}, {3}}, "nn", [slopes](const Vs& x) {
-    return mean_head_attention(x[0], x[1], slopes, 0.5, 2, 6);
-  }));
-  c.push_back(make("mean_head_attention(T=21, no slopes)", {{2 * 21, 2, 2}, {2}}, "nn", [](const Vs& x) {
-    return mean_head_attention(x[0], x[1], std::vector<double>{}, 1.0, 2, 21);
-  }));
-  // Fused LSTM layer over a window (B=3, T=4, h=5) and a single step; every input
-  // (xw, W_hh, h0, c0) differentiable.
-  c.push_back(make("lstm_scan", {{3, 4, 20}, {5, 20}, {3, 5}, {3, 5}}, "nnnn", [](const Vs& x) {
-    Array<double> c_last;
-    return lstm_scan(x[0], scale(x[1], 0.5), x[2], x[3], &c_last);
-  }));
-  c.push_back(make("lstm_scan(T=1)", {{2, 1, 8}, {2, 8}, {2, 2}, {2, 2}}, "nnnn", [](const Vs& x) {
-    return lstm_scan(x[0], x[1], x[2], x[3], static_cast<Array<double>*>(nullptr));
-  }));
-  // Fused causal multi-head attention on qkv (B,T,3D): 2 heads of 3, T = 5 and T = 19 (two row blocks).
-  c.push_back(make("causal_self_attention", {{2, 5, 18}}, "n", [](const Vs& x) {
-    return causal_self_attention(x[0], 2, std::vector<double>{0.5, 0.25}, 0.6);
-  }));
-  c.push_back(make("causal_self_attention(T=19, no slopes)", {{1, 19, 12}}, "n", [](const Vs& x) {
-    return causal_self_attention(x[0], 2, std::vector<double>{}, 0.5);
-  }));
   // Fused dense layers, with and without bias, on 3-D inputs.
   c.push_back(make("linear", {{2, 3, 4}, {4, 5}, {5}}, "nnn", [](const Vs& x) { return linear(x[0], x[1], x[2]); }));
   c.push_back(make("linear(no bias)", {{6, 4}, {4, 3}}, "nn", [](const Vs& x) { return linear(x[0], x[1], Vard()); }));

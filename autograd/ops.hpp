@@ -1,12 +1,9 @@
 // Every autograd op in one include.
 #pragma once
 #include "autograd/attention.hpp"
-#include "autograd/causal_mha.hpp"
 #include "autograd/elementwise.hpp"
 #include "autograd/linear.hpp"
-#include "autograd/lstm_scan.hpp"
 #include "autograd/matmul.hpp"
-#include "autograd/mean_attention.hpp"
 #include "autograd/nn_ops.hpp"
 #include "autograd/reduce.hpp"
 #include "autograd/shape_ops.hpp"

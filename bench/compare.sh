@@ -8,7 +8,14 @@
 # exponential with its pullback (d = 16, N = 4096) when both tools support it.
 #
 #   bench/compare.sh [--steps N] [--warmup W] [--threads T] [--rounds R] [--out DIR]
-#                    [--all | CONFIG.json ...]
+#                    [--no-trained] [--all | CONFIG.json ...]
+#
+# Trained rows (issue 12), on unless --no-trained: each OSM model after 2,000 steps of its
+# table recipe, timed on both sides from the same checkpoint (liegrad bench --checkpoint,
+# torch_reference.py --weights). bench/trained.sh trains those checkpoints the first time
+# (about an hour on 2 cores for all five) and reuses them after, from a cache folder
+# outside git (.cache/bench, or $LIEGRAD_BENCH_CACHE). Each round also times the float
+# GEMM peak (liegrad bench --op gemm, 1024^3), which the FLOP table divides by.
 #
 # Default configs: the Tiny Shakespeare ones in configs/ (those not named ptb-*); --all adds
 # the PTB ones. Needs build/liegrad with `liegrad bench` (override with LIEGRAD=...) and
@@ -20,7 +27,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 LIEGRAD="${LIEGRAD:-$ROOT/build/liegrad}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
 TORCH_REF="$ROOT/bench/torch_reference.py"
-STEPS=20 WARMUP=3 THREADS=2 ROUNDS=1 OUT="" ALL=0
+STEPS=20 WARMUP=3 THREADS=2 ROUNDS=1 OUT="" ALL=0 TRAINED=1
 CONFIGS=()
 
 die() { echo "compare.sh: $*" >&2; exit 1; }
@@ -33,6 +40,7 @@ while [ $# -gt 0 ]; do
     --rounds) ROUNDS="${2:?--rounds needs a value}"; shift 2 ;;
     --out) OUT="${2:?--out needs a directory}"; shift 2 ;;
     --all) ALL=1; shift ;;
+    --no-trained) TRAINED=0; shift ;;
     -h|--help) sed -n '2,/^[^#]/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option '$1' (see --help)" ;;
     *) [ -f "$1" ] || die "config '$1' does not exist"; CONFIGS+=("$1"); shift ;;
@@ -88,6 +96,29 @@ for cfg in "${CONFIGS[@]}"; do
   done
 done
 
+# Trained rows: the same OSM models from checkpoints after 2,000 steps (trained or reused).
+TRAINED_NAMES=()
+if [ "$TRAINED" -eq 1 ]; then
+  echo "compare.sh: trained rows: bench/trained.sh trains any missing checkpoint (cached, not in git)" >&2
+  while read -r tname tckpt; do
+    TRAINED_NAMES+=("$tname")
+    for ((r = 1; r <= ROUNDS; r++)); do
+      echo "[$tname trained] round $r/$ROUNDS: liegrad ..." >&2
+      run_side liegrad "trained-$tname" "$r" "$LIEGRAD" bench --checkpoint "$tckpt" --steps "$STEPS" \
+        --warmup "$WARMUP" --threads "$THREADS" --json
+      echo "[$tname trained] round $r/$ROUNDS: pytorch ..." >&2
+      run_side torch "trained-$tname" "$r" "$PYTHON" "$TORCH_REF" --weights "$tckpt" --steps "$STEPS" \
+        --warmup "$WARMUP" --threads "$THREADS" --json
+    done
+  done < <(LIEGRAD="$LIEGRAD" bash "$ROOT/bench/trained.sh")
+fi
+
+# The machine's float GEMM peak in the same sitting (1024^3, liegrad's kernel and OpenBLAS).
+for ((r = 1; r <= ROUNDS; r++)); do
+  echo "[gemm peak] round $r/$ROUNDS ..." >&2
+  run_side liegrad gemm "$r" "$LIEGRAD" bench --op gemm --threads "$THREADS" --json
+done
+
 # The batched exponential with its pullback, when liegrad supports --op expm.
 if "$LIEGRAD" bench --op expm --d 4 --n 8 --repeats 1 --threads 1 --json > /dev/null 2>&1; then
   for ((r = 1; r <= ROUNDS; r++)); do
@@ -101,4 +132,6 @@ else
 fi
 LOAD_END="$(cut -d' ' -f1-3 /proc/loadavg)"
 
-"$PYTHON" "$ROOT/bench/compare_table.py" "$OUT" "$THREADS" "$STEPS" "$ROUNDS" "$LOAD_START" "$LOAD_END" "${CONFIGS[@]}"
+TRAINED_LIST="$(IFS=,; echo "${TRAINED_NAMES[*]:-}")"
+"$PYTHON" "$ROOT/bench/compare_table.py" "$OUT" "$THREADS" "$STEPS" "$ROUNDS" "$LOAD_START" "$LOAD_END" \
+  "$TRAINED_LIST" "${CONFIGS[@]}"

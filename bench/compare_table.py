@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """Prints bench/compare.sh's tables from the raw JSON its runs left in OUT.
 
-  compare_table.py OUT THREADS STEPS ROUNDS "LOAD_START" "LOAD_END" CONFIG.json...
+  compare_table.py OUT THREADS STEPS ROUNDS "LOAD_START" "LOAD_END" TRAINED_NAMES CONFIG.json...
 
-Table 1, liegrad against PyTorch per config: the median over rounds of each run's
-median tokens/s (matrices/s for the exponential row), their ratio, the same ratio per
-CPU second, and each side's peak resident memory. Table 2, where liegrad's time goes:
-the share of a training step per op family (from `liegrad bench`'s profiled steps),
-median over rounds. Standard library only.
+TRAINED_NAMES: comma-separated model names of the trained rows (may be empty), whose runs
+are OUT/trained-NAME.SIDE.R.json. Table 1, liegrad against PyTorch per config, at
+initialisation and trained: the median over rounds of each run's median tokens/s
+(matrices/s for the exponential row), their ratio, the same ratio per CPU second, and each
+side's peak resident memory. Table 2, trained against initialisation for each trained
+model, on both sides. Table 3, where liegrad's time goes: the share of a training step per
+op family (from `liegrad bench`'s profiled steps), the mean forward products of an
+exponential, the FLOPs per token of train/bench.hpp's count, GFLOP/s and its fraction of
+the GEMM peak of the same run (the faster of liegrad's GEMM and OpenBLAS's at 1024^3),
+medians over rounds. Standard library only.
 """
 import glob
 import json
@@ -49,19 +54,29 @@ def ratio(a, b):
     return "n/a" if a is None or b is None or b == 0 else "%.2f" % (a / b)
 
 
+def row_names(configs, trained):
+    """(row label, file stem, init stem or None) for every row of tables 1 and 3."""
+    rows = [(name, name, None) for name in configs]
+    for t in trained:
+        rows.append(("%s, trained" % t, "trained-" + t, t))
+    return rows
+
+
 def main():
-    out, threads, steps, rounds, load0, load1 = sys.argv[1:7]
-    configs = [os.path.basename(c)[:-5] for c in sys.argv[7:]]
+    out, threads, steps, rounds, load0, load1, trained = sys.argv[1:8]
+    configs = [os.path.basename(c)[:-5] for c in sys.argv[8:]]
+    trained = [t for t in trained.split(",") if t]
+    rows = row_names(configs, trained)
     print("| config | model | liegrad tokens/s | PyTorch tokens/s | ratio | ratio per CPU second "
           "| liegrad peak MiB | PyTorch peak MiB |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for name in configs:
-        L, T = load(out, name, "liegrad"), load(out, name, "torch")
+    for label, stem, _ in rows:
+        L, T = load(out, stem, "liegrad"), load(out, stem, "torch")
         model = (L or T or [{}])[0].get("model", "?")
         lt, tt = med(L, "tokens_per_s"), med(T, "tokens_per_s")
         lc, tc = med(L, "tokens_per_cpu_s"), med(T, "tokens_per_cpu_s")
         print("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            name, model, fmt(lt), fmt(tt), ratio(lt, tt), ratio(lc, tc),
+            label, model, fmt(lt), fmt(tt), ratio(lt, tt), ratio(lc, tc),
             fmt(med(L, "peak_rss_mib")), fmt(med(T, "peak_rss_mib"))))
     L, T = load(out, "expm", "liegrad"), load(out, "expm", "torch")
     if L or T:
@@ -75,26 +90,50 @@ def main():
     print("%s threads, %s timed steps per run, %s alternating round(s) per side; load average %s at the start, "
           "%s at the end; raw JSON in %s" % (threads, steps, rounds, load0, load1, out))
 
-    # Where liegrad's time goes.
-    rows = []
-    for name in configs:
-        L = load(out, name, "liegrad")
+    # Trained against initialisation, each side.
+    pairs = [(t, t if t in configs else None) for t in trained]
+    if any(init for _, init in pairs):
+        print()
+        print("Trained (2,000 steps of the table recipe) against initialisation, tokens/s:")
+        print()
+        print("| model | liegrad trained | liegrad init | liegrad trained / init | PyTorch trained | PyTorch init "
+              "| PyTorch trained / init |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for t, init in pairs:
+            if not init:
+                continue
+            lt, li = med(load(out, "trained-" + t, "liegrad"), "tokens_per_s"), med(load(out, t, "liegrad"), "tokens_per_s")
+            tt, ti = med(load(out, "trained-" + t, "torch"), "tokens_per_s"), med(load(out, t, "torch"), "tokens_per_s")
+            print("| %s | %s | %s | %s | %s | %s | %s |" % (t, fmt(lt), fmt(li), ratio(lt, li), fmt(tt), fmt(ti),
+                                                        ratio(tt, ti)))
+
+    # Where liegrad's time goes, and how far each model is from the machine's GEMM peak.
+    G = load(out, "gemm", "liegrad")
+    peaks = [max(med([r], "liegrad_gflop_per_s") or 0, med([r], "openblas_gflop_per_s") or 0) for r in G]
+    peak = statistics.median(peaks) if peaks else None
+    table = []
+    for label, stem, _ in rows:
+        L = load(out, stem, "liegrad")
         shares = [r["time_share"] for r in L if isinstance(r.get("time_share"), dict)]
         if not shares:
             continue
         row = {f: statistics.median(s.get(f, 0.0) for s in shares) for f in FAMILIES}
-        gflops = med(L, "gflop_per_s")
-        rows.append((name, row, gflops))
-    if rows:
-        used = [f for f in FAMILIES if any(r[f] >= 0.005 for _, r, _ in rows)]
+        table.append((label, row, med(L, "exp_mean_products"), med(L, "flops_per_token"), med(L, "gflop_per_s")))
+    if table:
+        used = [f for f in FAMILIES if any(r[f] >= 0.005 for _, r, _, _, _ in table)]
         print()
-        print("Share of a liegrad training step per op family (median over rounds):")
+        print("Share of a liegrad training step per op family, the exponentials' mean forward products, and the "
+              "FLOP rate against the float GEMM peak of this run (%s GFLOP/s; medians over rounds):" % fmt(peak, 1))
         print()
-        print("| config | " + " | ".join(f.replace("_", " ") for f in used) + " | GFLOP/s |")
-        print("| --- | " + " | ".join("---:" for _ in used) + " | ---: |")
-        for name, row, gflops in rows:
-            print("| %s | %s | %s |" % (name, " | ".join("%.0f%%" % (100 * row[f]) for f in used),
-                                         "—" if gflops is None else "%.1f" % gflops))
+        print("| config | " + " | ".join(f.replace("_", " ") for f in used) +
+              " | exp products | FLOP per token | GFLOP/s | of peak |")
+        print("| --- | " + " | ".join("---:" for _ in used) + " | ---: | ---: | ---: | ---: |")
+        for label, row, prods, fpt, gflops in table:
+            print("| %s | %s | %s | %s | %s | %s |" % (
+                label, " | ".join("%.0f%%" % (100 * row[f]) for f in used),
+                "—" if not prods else "%.2f" % prods, "—" if not fpt else fmt(fpt),
+                "—" if gflops is None else "%.1f" % gflops,
+                "—" if gflops is None or not peak else "%.2f" % (gflops / peak)))
 
 
 if __name__ == "__main__":

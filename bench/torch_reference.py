@@ -6,6 +6,8 @@
     python3 bench/torch_reference.py --checkpoint RUN/last.json --text FILE [--json] [--dtype float64]
     # median training throughput of a config (AdamW, batch x seq_len of the config):
     python3 bench/torch_reference.py --config configs/osmformer-linear.json --steps 20 --threads 2 --json
+    # the same from a trained liegrad checkpoint's config and weights (bench/compare.sh's trained rows):
+    python3 bench/torch_reference.py --weights RUN/last.json --steps 20 --threads 2 --json
 
 Both modes run the same code: the models compute the same function as liegrad for
 the same weights (names, shapes and layouts of docs/checkpoint.md; the group
@@ -605,11 +607,19 @@ def timing(args):
     except RuntimeError:
         pass
     dtype = torch.float32
-    with open(args.config) as f:
-        cfg_all = json.load(f)
+    init = {}
+    if args.weights:  # a trained liegrad checkpoint: its config and weights (the trained rows)
+        j, params, vocab = lc.load_checkpoint(args.weights)
+        lc.build_model(j, params, "checkpoint '%s'" % args.weights)  # validates names and shapes
+        cfg_all = j["config"]
+        init = {k: (lambda v=v: torch.from_numpy(np.array(v))) for k, v in params.items()}
+        V = len(vocab)
+    else:
+        with open(args.config) as f:
+            cfg_all = json.load(f)
+        V = vocab_of(cfg_all.get("data", {}).get("dataset", "tinyshakespeare"))
     cfg, tr = cfg_all["model"], cfg_all.get("train", {})
     B, T = int(args.batch or tr.get("batch", 32)), int(args.seq_len or tr.get("seq_len", 128))
-    V = vocab_of(cfg_all.get("data", {}).get("dataset", "tinyshakespeare"))
     seed = int(tr.get("seed", 1))
     torch.manual_seed(seed)
     np.random.seed(seed)
@@ -621,7 +631,7 @@ def timing(args):
         n = lc.make_group(cfg.get("group", "SO(16)")).n if cfg["type"] != "exprnn" else int(cfg.get("hidden", 128))
         N = {"osmformer": B * T, "osm_rnn": B, "exprnn": 1}[cfg["type"]]
         expm_name, expm_times = pick_expm(n, N, args.threads, args.expm)
-    model = build(cfg, V, {}, dtype, EXPM.get(expm_name, expm_taylor))
+    model = build(cfg, V, init, dtype, EXPM.get(expm_name, expm_taylor))
     named = model.named_parameters()
     decay = [p for k, p in named if k in model.decay]
     other = [p for k, p in named if k not in model.decay]
@@ -656,7 +666,7 @@ def timing(args):
             secs.append(dt)
     cpu = time.process_time() - cpu0
     tps = spread([B * T / t for t in secs])
-    out = {"config": args.config, "model": cfg["type"], "parameters": nparams, "vocab": V, "batch": B, "seq_len": T,
+    out = {"config": args.config or args.weights, "weights": args.weights, "model": cfg["type"], "parameters": nparams, "vocab": V, "batch": B, "seq_len": T,
            "threads": args.threads, "steps": args.steps, "warmup": args.warmup, "tokens_per_s": tps,
            "step_seconds_median": float(np.median(secs)), "tokens_per_cpu_s": B * T * args.steps / max(cpu, 1e-9),
            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, "expm": expm_name,
@@ -664,7 +674,7 @@ def timing(args):
     print(json.dumps(out) if args.json else
           "%s (%s, %d parameters): median %.0f tokens/s (min %.0f, max %.0f) over %d steps of %dx%d, %d threads; "
           "%.0f tokens per CPU second; peak RSS %.0f MiB; exp: %s"
-          % (args.config, cfg["type"], nparams, tps["median"], tps["min"], tps["max"], args.steps, B, T, args.threads,
+          % (out["config"], cfg["type"], nparams, tps["median"], tps["min"], tps["max"], args.steps, B, T, args.threads,
              out["tokens_per_cpu_s"], out["peak_rss_mib"], expm_name))
 
 
@@ -705,6 +715,7 @@ def main():
     ap.add_argument("--text", help="text file to evaluate on")
     ap.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     ap.add_argument("--config", help="liegrad config JSON (timing mode)")
+    ap.add_argument("--weights", help="timing mode from a trained liegrad checkpoint: its config and weights")
     ap.add_argument("--op", choices=["expm"], help="time one op alone: batched exp + pullback")
     ap.add_argument("--d", type=int, default=16)
     ap.add_argument("--n", type=int, default=4096)
@@ -729,7 +740,7 @@ def main():
                 agreement(args, c)
         elif args.op == "expm":
             expm_bench(args)
-        elif args.config:
+        elif args.config or args.weights:
             timing(args)
         else:
             ap.error("give --checkpoint F --text T, --config F, or --op expm")

@@ -1,12 +1,16 @@
-// Products. float: core/small_gemm's register-blocked kernel everywhere, with large
-// products split over the OpenMP threads (gemm, gemm_group) and batches run one matrix
-// per iteration (batched_gemm). double (gradient checks): CBLAS for gemm, loop nests
+// Products. float: large products split over the OpenMP threads in blocks of C (gemm,
+// gemm_group), each block run by single-threaded OpenBLAS when all its sides are large
+// and by core/small_gemm's register-blocked kernel otherwise; batches run one matrix per
+// iteration (batched_gemm). double (gradient checks): CBLAS for gemm, loop nests
 // ordered so the innermost loop runs over contiguous memory for small_gemm.
 #include "core/linalg.hpp"
 
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -25,32 +29,67 @@ struct Block {
 };
 
 // Splits a product into blocks of about 1 MFLOP (rows in multiples of 16, or columns in
-// multiples of 64 when there are few rows), at most 8 per thread.
+// multiples of 64 when there are few rows), at most 8 per thread. A product whose row
+// blocks will run through OpenBLAS gets two blocks per thread instead: each OpenBLAS call
+// packs its operands, so fewer, larger blocks amortise that.
 void split(const GemmCall<float>& c, int threads, std::vector<Block>& out) {
   const double flops = 2.0 * static_cast<double>(c.M) * static_cast<double>(c.N) * static_cast<double>(c.K);
   const bool by_rows = c.M >= 16 * threads;
   const int64_t len = by_rows ? c.M : c.N;
   const int64_t unit = by_rows ? 16 : 64;
-  const int64_t want = std::max<int64_t>(1, static_cast<int64_t>(flops / 2e6));
+  const bool blas_rows = by_rows && gemm_backend() != GemmBackend::Own && c.N >= kBlasMinSide &&
+                         c.K >= kBlasMinSide && c.M >= 2 * threads * kBlasMinSide;
+  const int64_t want = blas_rows ? 2 * threads : std::max<int64_t>(1, static_cast<int64_t>(flops / 2e6));
   const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>({want, (len + unit - 1) / unit, 8 * threads}));
   const int64_t step = ((len + blocks - 1) / blocks + unit - 1) / unit * unit;
   for (int64_t lo = 0; lo < len; lo += step) out.push_back({&c, by_rows, lo, std::min(len, lo + step)});
+}
+
+// One serial float product: OpenBLAS's packed kernel (single-threaded, in the calling
+// thread) when every side is at least kBlasMinSide and the backend allows it, else
+// liegrad's register-blocked kernel, which wins on skinny and small shapes (one side of
+// 16 or a short inner size: no packing to amortise).
+void serial_product(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+                    const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  const GemmBackend backend = gemm_backend();
+  const bool blas = backend == GemmBackend::Blas ||
+                    (backend == GemmBackend::Auto && M >= kBlasMinSide && N >= kBlasMinSide && K >= kBlasMinSide);
+  if (blas)
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(M), int(N), int(K),
+                alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
+  else
+    sgemm_small(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 void run_block(const Block& b) {
   const GemmCall<float>& c = *b.call;
   const int64_t n = b.hi - b.lo;
   if (b.by_rows)
-    sgemm_small(c.trans_a, c.trans_b, n, c.N, c.K, c.alpha, c.trans_a ? c.A + b.lo : c.A + b.lo * c.lda, c.lda, c.B,
-                c.ldb, c.beta, c.C + b.lo * c.ldc, c.ldc);
+    serial_product(c.trans_a, c.trans_b, n, c.N, c.K, c.alpha, c.trans_a ? c.A + b.lo : c.A + b.lo * c.lda, c.lda,
+                   c.B, c.ldb, c.beta, c.C + b.lo * c.ldc, c.ldc);
   else
-    sgemm_small(c.trans_a, c.trans_b, c.M, n, c.K, c.alpha, c.A, c.lda, c.trans_b ? c.B + b.lo * c.ldb : c.B + b.lo,
-                c.ldb, c.beta, c.C + b.lo, c.ldc);
+    serial_product(c.trans_a, c.trans_b, c.M, n, c.K, c.alpha, c.A, c.lda, c.trans_b ? c.B + b.lo * c.ldb : c.B + b.lo,
+                   c.ldb, c.beta, c.C + b.lo, c.ldc);
 }
+
+std::atomic<int> g_backend{-1};  // -1: not read from LIEGRAD_GEMM yet
 
 }  // namespace
 
-// float: core/small_gemm's kernel (as fast as OpenBLAS's on liegrad's shapes), split
+GemmBackend gemm_backend() {
+  int b = g_backend.load(std::memory_order_relaxed);
+  if (b < 0) {
+    const char* env = std::getenv("LIEGRAD_GEMM");
+    const std::string v = env ? env : "auto";
+    b = static_cast<int>(v == "own" ? GemmBackend::Own : v == "blas" ? GemmBackend::Blas : GemmBackend::Auto);
+    g_backend.store(b, std::memory_order_relaxed);
+  }
+  return static_cast<GemmBackend>(b);
+}
+
+void set_gemm_backend(GemmBackend backend) { g_backend.store(static_cast<int>(backend), std::memory_order_relaxed); }
+
+// float: blocks of C split over the OpenMP threads, each block one serial product
 // over OpenMP threads in blocks of C when there is enough work, so one thread pool runs
 // everything (OpenBLAS stays single-threaded; see parallel.hpp).
 template <>
@@ -60,7 +99,7 @@ void gemm_group<float>(const std::vector<GemmCall<float>>& calls) {
   const int threads = num_threads();
   if (threads < 2 || flops < static_cast<double>(kMinParallelFlops) || in_parallel_region()) {
     for (const auto& c : calls)
-      if (c.M > 0 && c.N > 0) sgemm_small(c.trans_a, c.trans_b, c.M, c.N, c.K, c.alpha, c.A, c.lda, c.B, c.ldb, c.beta, c.C, c.ldc);
+      if (c.M > 0 && c.N > 0) serial_product(c.trans_a, c.trans_b, c.M, c.N, c.K, c.alpha, c.A, c.lda, c.B, c.ldb, c.beta, c.C, c.ldc);
     return;
   }
   std::vector<Block> blocks;

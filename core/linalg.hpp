@@ -1,8 +1,11 @@
-// Matrix products on raw row-major buffers. float runs liegrad's register-blocked
-// kernel (core/small_gemm.hpp) for every size: gemm splits a large product into blocks
-// over the OpenMP threads, batched_gemm runs one matrix per iteration with OpenMP over
-// the batch. double (gradient checks) uses CBLAS for gemm and plain loops for small
-// matrices. BLAS is only ever called from serial code.
+// Matrix products on raw row-major buffers. float: gemm splits a large product into
+// blocks of C over the OpenMP threads and runs each block serially, through OpenBLAS
+// (single-threaded, so never a second thread pool) when every side of the block is at
+// least kBlasMinSide, else through liegrad's register-blocked kernel
+// (core/small_gemm.hpp), which is faster on the skinny and small shapes of the OSM
+// models (docs/performance.md has the measurement); batched_gemm runs one matrix per
+// iteration with OpenMP over the batch. double (gradient checks) uses CBLAS for gemm
+// and plain loops for small matrices.
 //
 // Conventions: op(X) is X or X^T; C (M x N) = alpha * op(A) (M x K) * op(B) (K x N) + beta * C.
 // lda/ldb/ldc are row strides of the stored (untransposed) matrices.
@@ -11,6 +14,14 @@
 #include <vector>
 
 namespace liegrad {
+
+// Which kernel runs a serial float block: Auto (the rule above), Own (always
+// small_gemm) or Blas (always OpenBLAS). The default comes from the environment variable
+// LIEGRAD_GEMM = auto | own | blas, read once; `liegrad bench --op gemm` times each.
+enum class GemmBackend { Auto, Own, Blas };
+GemmBackend gemm_backend();
+void set_gemm_backend(GemmBackend backend);
+inline constexpr int64_t kBlasMinSide = 64;
 
 template <class T>
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,

@@ -19,6 +19,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 std::array<std::atomic<int64_t>, kFamilies> g_ns{};
 std::array<std::atomic<int64_t>, kFamilies> g_sub_ns{};  // thread time of Sub timers not yet charged
+std::array<std::atomic<int64_t>, kCounters> g_counts{};
 thread_local int t_current = -1;
 thread_local Clock::time_point t_start;
 thread_local int t_tag = -1;
@@ -111,9 +112,20 @@ const char* family_name(Family f) {
 
 void set_enabled(bool on) { detail::g_enabled = on; }
 
+void detail::add_count(int counter, int64_t value) {
+  detail::g_counts[static_cast<size_t>(counter)].fetch_add(value, std::memory_order_relaxed);
+}
+
+std::array<int64_t, kCounters> counts() {
+  std::array<int64_t, kCounters> out{};
+  for (int i = 0; i < kCounters; ++i) out[static_cast<size_t>(i)] = detail::g_counts[static_cast<size_t>(i)].load();
+  return out;
+}
+
 void reset() {
   for (auto& x : detail::g_ns) x.store(0);
   for (auto& x : detail::g_sub_ns) x.store(0);
+  for (auto& x : detail::g_counts) x.store(0);
 }
 
 std::array<double, kFamilies> totals() {

@@ -110,6 +110,21 @@ class Tag {
   int prev_;
 };
 
+// Work counters, kept while timing is on (any thread): the matrix exponentials run and
+// the n x n products their forward programs take (degree products plus squarings), so
+// `liegrad bench` can count the FLOPs of models whose exponentials' cost depends on the
+// data (the OSM models). Exponentials of one step all have the same n in every model.
+enum class Counter : int { Exponentials, ExpForwardProducts, kCount };
+inline constexpr int kCounters = static_cast<int>(Counter::kCount);
+namespace detail {
+void add_count(int counter, int64_t value);
+}
+inline void count(Counter c, int64_t value) {
+  if (detail::g_enabled) detail::add_count(static_cast<int>(c), value);
+}
+// Counts since the last reset.
+std::array<int64_t, kCounters> counts();
+
 // The family tagged now (-1 = none, or timing off): what record_op captures.
 inline int current_tag() { return detail::g_enabled ? detail::tag() : -1; }
 

@@ -1,17 +1,16 @@
 // The small single-precision product (see small_gemm.hpp).
 //
-// Micro-kernel (AVX-512): C rows i..i+RB-1, W vectors of 16 columns each (the last one
-// masked when the panel width is not a multiple of 16), accumulated over k:
-//   acc[r][w] += broadcast(op(A)[i+r, k]) * B[k, 16w .. 16w+15]
-// RB x W accumulators stay in registers (RB*W <= 24 of the 32 zmm registers), so every
-// loaded row of B feeds RB FMAs. Row blocks of RB = 24/W, then smaller blocks for the rest.
+// Micro-kernel (core/simd.hpp: AVX-512 or AVX2+FMA, L = 16 or 8 lanes): C rows
+// i..i+RB-1, W vectors of L columns each (the last one masked when the panel width is
+// not a multiple of L), accumulated over k:
+//   acc[r][w] += broadcast(op(A)[i+r, k]) * B[k, Lw .. Lw+L-1]
+// RB x W accumulators stay in registers (max_rows(W) below: about 3/4 of the register
+// file), so every loaded row of B feeds RB FMAs. Rows go in near-equal blocks.
 #include "core/small_gemm.hpp"
 
 #include <algorithm>
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
+#include "core/simd.hpp"
 
 namespace liegrad {
 
@@ -61,6 +60,41 @@ inline void transpose_tile16(int64_t r, int64_t c, const float* in, int64_t ldi,
     if (j < c) _mm512_mask_storeu_ps(out + j * ldo, rm, x[j]);
 }
 #pragma GCC diagnostic pop
+#elif LIEGRAD_SIMD == 256
+// out (c x r, ldo) = in^T for one tile with r, c <= 8: masked row loads, the classic
+// 8 x 8 register transpose (unpack, shuffle, 128-bit lane permute), masked stores.
+inline void transpose_tile8(int64_t r, int64_t c, const float* in, int64_t ldi, float* out, int64_t ldo) {
+  const simd::Mask cm = simd::tail_mask(c), rm = simd::tail_mask(r);
+  const bool full = r == 8 && c == 8;  // plain loads and stores (masked stores are slow on Zen)
+  __m256 x[8], t[8];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) x[i] = full ? simd::load(in + i * ldi) : i < r ? simd::load(cm, in + i * ldi) : _mm256_setzero_ps();
+#pragma GCC unroll 4
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(x[i], x[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(x[i], x[i + 1]);
+  }
+#pragma GCC unroll 2
+  for (int i = 0; i < 8; i += 4) {
+    x[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    x[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+    x[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    x[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  // x[4h + p] holds, in each 128-bit lane, column p (lane 0) / 4 + p (lane 1) of rows 4h..4h+3.
+#pragma GCC unroll 4
+  for (int p = 0; p < 4; ++p) {
+    t[p] = _mm256_permute2f128_ps(x[p], x[4 + p], 0x20);
+    t[4 + p] = _mm256_permute2f128_ps(x[p], x[4 + p], 0x31);
+  }
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) {
+    if (full)
+      simd::store(out + j * ldo, t[j]);
+    else if (j < c)
+      simd::store(out + j * ldo, rm, t[j]);
+  }
+}
 #endif
 
 }  // namespace
@@ -71,6 +105,11 @@ void transpose_small(int64_t r, int64_t c, const float* in, int64_t ldi, float* 
     for (int64_t j0 = 0; j0 < c; j0 += 16)
       transpose_tile16(std::min<int64_t>(16, r - i0), std::min<int64_t>(16, c - j0), in + i0 * ldi + j0, ldi,
                        out + j0 * ldo + i0, ldo);
+#elif LIEGRAD_SIMD == 256
+  for (int64_t i0 = 0; i0 < r; i0 += 8)
+    for (int64_t j0 = 0; j0 < c; j0 += 8)
+      transpose_tile8(std::min<int64_t>(8, r - i0), std::min<int64_t>(8, c - j0), in + i0 * ldi + j0, ldi,
+                      out + j0 * ldo + i0, ldo);
 #else
   for (int64_t i = 0; i < r; ++i)
     for (int64_t j = 0; j < c; ++j) out[j * ldo + i] = in[i * ldi + j];
@@ -79,86 +118,111 @@ void transpose_small(int64_t r, int64_t c, const float* in, int64_t ldi, float* 
 
 namespace {
 
-#if defined(__AVX512F__)
+#if LIEGRAD_SIMD
 
-// One panel: C[0..M, 0..N) with N <= 16 * W, op(A)[i,k] = A[i * rsa + k * csa],
-// B (K x N, ldb) dense rows.
-template <int W, int RB>
+using simd::V;
+constexpr int L = simd::kLanes;
+// Columns of C per panel: up to four vectors per row with AVX-512, two with AVX2. With
+// 16 ymm registers a 4-vector panel cannot hold enough rows of accumulators, and its
+// K x 32 slice of B (32 KiB at K = 256) no longer sits in L1: 16-column panels run
+// 16 x 128 x 256 products at ~90 GFLOP/s per core against ~44 (Zen 3).
+constexpr int64_t kPanel = (simd::kRegisters == 32 ? 4 : 2) * L;
+// Rows of C per register block for W vectors per row: RB * W accumulators, W rows of
+// B and one broadcast stay within the register file.
+constexpr int max_rows(int W) {
+  return simd::kRegisters == 32 ? (W == 1 ? 16 : (W == 2 ? 10 : (W == 3 ? 7 : 5)))
+                                : (W == 1 ? 12 : (W == 2 ? 6 : (W == 3 ? 4 : 3)));
+}
+
+// One register block: C[0..RB, 0..N) with N <= L * W, op(A)[i,k] = A[i * rsa + k * csa],
+// B (K x N, ldb) dense rows; with Masked, the last vector of each row is masked by
+// `tail`. Unmasked panels (N a multiple of L, e.g. every n = 16 product) keep plain
+// loads and stores: AVX2's masked store is microcoded and slow on AMD Zen.
+template <int W, int RB, bool Masked>
 inline void block(int64_t K, const float* A, int64_t rsa, int64_t csa, const float* B, int64_t ldb, float* C,
-                  int64_t ldc, __mmask16 tail, float alpha, float beta) {
-  __m512 acc[RB][W];
+                  int64_t ldc, simd::Mask tail, float alpha, float beta) {
+  V acc[RB][W];
 #pragma GCC unroll 32
   for (int r = 0; r < RB; ++r)
 #pragma GCC unroll 4
-    for (int w = 0; w < W; ++w) acc[r][w] = _mm512_setzero_ps();
+    for (int w = 0; w < W; ++w) acc[r][w] = simd::zero();
   for (int64_t k = 0; k < K; ++k) {
-    __m512 b[W];
+    V b[W];
     const float* bk = B + k * ldb;
 #pragma GCC unroll 4
-    for (int w = 0; w < W; ++w) b[w] = w + 1 < W ? _mm512_loadu_ps(bk + 16 * w) : _mm512_maskz_loadu_ps(tail, bk + 16 * w);
+    for (int w = 0; w < W; ++w) b[w] = (!Masked || w + 1 < W) ? simd::load(bk + L * w) : simd::load(tail, bk + L * w);
     const float* ak = A + k * csa;
 #pragma GCC unroll 32
     for (int r = 0; r < RB; ++r) {
-      const __m512 a = _mm512_set1_ps(ak[r * rsa]);
+      const V a = simd::set1(ak[r * rsa]);
 #pragma GCC unroll 4
-      for (int w = 0; w < W; ++w) acc[r][w] = _mm512_fmadd_ps(a, b[w], acc[r][w]);
+      for (int w = 0; w < W; ++w) acc[r][w] = simd::fmadd(a, b[w], acc[r][w]);
     }
   }
-  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+  const V va = simd::set1(alpha), vb = simd::set1(beta);
 #pragma GCC unroll 32
   for (int r = 0; r < RB; ++r)
 #pragma GCC unroll 4
     for (int w = 0; w < W; ++w) {
-      float* c = C + r * ldc + 16 * w;
-      const __mmask16 m = w + 1 < W ? __mmask16(0xFFFF) : tail;
-      __m512 v = alpha == 1.0f ? acc[r][w] : _mm512_mul_ps(va, acc[r][w]);
+      float* c = C + r * ldc + L * w;
+      const bool masked = Masked && w + 1 == W;
+      V v = alpha == 1.0f ? acc[r][w] : simd::mul(va, acc[r][w]);
       if (beta != 0.0f) {
-        const __m512 old = _mm512_maskz_loadu_ps(m, c);
-        v = beta == 1.0f ? _mm512_add_ps(v, old) : _mm512_fmadd_ps(vb, old, v);
+        const V old = masked ? simd::load(tail, c) : simd::load(c);
+        v = beta == 1.0f ? simd::add(v, old) : simd::fmadd(vb, old, v);
       }
-      _mm512_mask_storeu_ps(c, m, v);
+      if (masked)
+        simd::store(c, tail, v);
+      else
+        simd::store(c, v);
     }
 }
 
-template <int W, int RB = 1>
+template <int W, bool Masked, int RB = 1>
 void block_n(int rows, int64_t K, const float* A, int64_t rsa, int64_t csa, const float* B, int64_t ldb, float* C,
-             int64_t ldc, __mmask16 tail, float alpha, float beta) {
-  constexpr int kMax = W == 1 ? 16 : (W == 2 ? 10 : (W == 3 ? 7 : 5));
-  if constexpr (RB < kMax) {
-    if (rows != RB) return block_n<W, RB + 1>(rows, K, A, rsa, csa, B, ldb, C, ldc, tail, alpha, beta);
+             int64_t ldc, simd::Mask tail, float alpha, float beta) {
+  if constexpr (RB < max_rows(W)) {
+    if (rows != RB) return block_n<W, Masked, RB + 1>(rows, K, A, rsa, csa, B, ldb, C, ldc, tail, alpha, beta);
   }
-  block<W, RB>(K, A, rsa, csa, B, ldb, C, ldc, tail, alpha, beta);
+  block<W, RB, Masked>(K, A, rsa, csa, B, ldb, C, ldc, tail, alpha, beta);
 }
 
-// Rows split into near-equal blocks of at most kMax (e.g. 23 rows of W = 2 as 8 + 8 + 7).
-template <int W>
+// Rows split into near-equal blocks of at most max_rows(W) (e.g. 23 rows of W = 2 as 8 + 8 + 7).
+template <int W, bool Masked>
 void panel(int64_t M, int64_t K, const float* A, int64_t rsa, int64_t csa, const float* B, int64_t ldb, float* C,
-           int64_t ldc, __mmask16 tail, float alpha, float beta) {
-  constexpr int64_t kMax = W == 1 ? 16 : (W == 2 ? 10 : (W == 3 ? 7 : 5));
+           int64_t ldc, simd::Mask tail, float alpha, float beta) {
+  constexpr int64_t kMax = max_rows(W);
   const int64_t blocks = (M + kMax - 1) / kMax;
   int64_t i = 0;
   for (int64_t b = 0; b < blocks; ++b) {
     const int rows = static_cast<int>((M - i) / (blocks - b));
-    block_n<W>(rows, K, A + i * rsa, rsa, csa, B, ldb, C + i * ldc, ldc, tail, alpha, beta);
+    block_n<W, Masked>(rows, K, A + i * rsa, rsa, csa, B, ldb, C + i * ldc, ldc, tail, alpha, beta);
     i += rows;
   }
 }
 
-// C = alpha op(A) B + beta C with B (K x N) dense rows, any N (panels of 64 columns).
+template <int W>
+void panel_any(int64_t M, int64_t K, const float* A, int64_t rsa, int64_t csa, const float* B, int64_t ldb, float* C,
+               int64_t ldc, int64_t width, float alpha, float beta) {
+  if (width == L * W)
+    panel<W, false>(M, K, A, rsa, csa, B, ldb, C, ldc, simd::tail_mask(L), alpha, beta);
+  else
+    panel<W, true>(M, K, A, rsa, csa, B, ldb, C, ldc, simd::tail_mask(width - L * (W - 1)), alpha, beta);
+}
+
+// C = alpha op(A) B + beta C with B (K x N) dense rows, any N (panels of kPanel columns).
 void gemm_rows(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t rsa, int64_t csa,
                const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  for (int64_t j0 = 0; j0 < N; j0 += 64) {
-    const int64_t nj = std::min<int64_t>(64, N - j0);
-    const int W = static_cast<int>((nj + 15) / 16);
-    const int rem = static_cast<int>(nj - 16 * (W - 1));
-    const __mmask16 tail = static_cast<__mmask16>(rem == 16 ? 0xFFFF : (1u << rem) - 1);
+  for (int64_t j0 = 0; j0 < N; j0 += kPanel) {
+    const int64_t nj = std::min<int64_t>(kPanel, N - j0);
+    const int W = static_cast<int>((nj + L - 1) / L);
     const float* Bp = B + j0;
     float* Cp = C + j0;
     switch (W) {
-      case 1: panel<1>(M, K, A, rsa, csa, Bp, ldb, Cp, ldc, tail, alpha, beta); break;
-      case 2: panel<2>(M, K, A, rsa, csa, Bp, ldb, Cp, ldc, tail, alpha, beta); break;
-      case 3: panel<3>(M, K, A, rsa, csa, Bp, ldb, Cp, ldc, tail, alpha, beta); break;
-      default: panel<4>(M, K, A, rsa, csa, Bp, ldb, Cp, ldc, tail, alpha, beta); break;
+      case 1: panel_any<1>(M, K, A, rsa, csa, Bp, ldb, Cp, ldc, nj, alpha, beta); break;
+      case 2: panel_any<2>(M, K, A, rsa, csa, Bp, ldb, Cp, ldc, nj, alpha, beta); break;
+      case 3: panel_any<3>(M, K, A, rsa, csa, Bp, ldb, Cp, ldc, nj, alpha, beta); break;
+      default: panel_any<4>(M, K, A, rsa, csa, Bp, ldb, Cp, ldc, nj, alpha, beta); break;
     }
   }
 }
@@ -175,6 +239,7 @@ void gemm_rows(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int
       for (int64_t k = 0; k < K; ++k) {
         const float a = A[i * rsa + k * csa];
         const float* b = B + k * ldb + j0;
+#pragma omp simd
         for (int64_t j = 0; j < nj; ++j) row[j] += a * b[j];
       }
       float* c = C + i * ldc + j0;

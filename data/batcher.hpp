@@ -25,6 +25,7 @@ struct Batch {
   int64_t B = 0, T = 0;
   std::vector<int32_t> inputs;   // (B,T) row-major
   std::vector<int32_t> targets;  // (B,T): targets[b][t] is the symbol after inputs[b][t]
+                                 // (group words: the running product, a class id)
   // False only when every row continues the matching row of the previous batch
   // (SequentialBatcher inside a pass); true for random windows, for the first
   // batch and after a wrap. Recurrent models reset their state when it is true.

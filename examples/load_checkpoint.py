@@ -230,6 +230,9 @@ def load_checkpoint(path):
     for key in ("config", "vocab", "parameters"):
         if key not in j:
             raise CheckpointError("checkpoint '%s' lacks \"%s\"" % (path, key))
+    if isinstance(j["vocab"], dict) and "classes" in j["vocab"]:
+        raise CheckpointError("checkpoint '%s' is a group word model (%s); this reader evaluates language models "
+                              "only: use liegrad eval" % (path, j["vocab"].get("task", "words")))
     if not isinstance(j["vocab"], list) or not j["vocab"] or not all(isinstance(b, int) and 0 <= b < 256 for b in j["vocab"]):
         raise CheckpointError("checkpoint '%s': \"vocab\" must be a non-empty array of byte values" % path)
     vocab = bytes(j["vocab"])  # one symbol per byte, id = position

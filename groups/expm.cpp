@@ -31,6 +31,7 @@
 #include <atomic>
 #include <cmath>
 #include <initializer_list>
+#include <type_traits>
 #include <memory>
 #include <vector>
 
@@ -39,6 +40,7 @@
 #include "core/linalg.hpp"
 #include "core/parallel.hpp"
 #include "core/profile.hpp"
+#include "core/small_gemm.hpp"
 
 namespace liegrad::groups {
 
@@ -48,6 +50,7 @@ namespace {
 // Degree selection
 
 constexpr int kNumDegrees = 6;
+constexpr int64_t kMaxSmallSide = 64;  // stack buffers of the per-matrix helpers below
 constexpr std::array<int, kNumDegrees> kProducts = {0, 1, 2, 3, 4, 5};  // of T_1 .. T_18
 
 // Largest ||A||_1 for which T_1, T_2, T_4, T_8, T_12, T_18 reach the unit roundoff
@@ -61,41 +64,45 @@ constexpr std::array<double, kNumDegrees> kTheta<float> = {1.192092800768788e-07
                                                            5.116619363445086e-02, 5.800524627688768e-01,
                                                            1.461661507209034e+00, 3.010066362817634e+00};
 
-struct Plan {
-  int degree = 0;     // index into {1, 2, 4, 8, 12, 18}
-  int squarings = 0;  // s
-  int products() const { return kProducts[static_cast<size_t>(degree)] + squarings; }
-};
 
-// Max column sum of |A|, A (n, n).
+// Max column sum of |A|, A (n, n), row by row so the inner loop is contiguous; NaN if
+// any entry is NaN.
 template <class T>
 double norm1(int64_t n, const T* A) {
+  T col[kMaxSmallSide];
+  if (n > kMaxSmallSide) {  // large matrices: column by column
+    double best = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      double c = 0;
+      for (int64_t i = 0; i < n; ++i) c += std::abs(static_cast<double>(A[i * n + j]));
+      if (std::isnan(c)) return c;
+      best = std::max(best, c);
+    }
+    return best;
+  }
+  std::fill(col, col + n, T(0));
+  for (int64_t i = 0; i < n; ++i) {
+    const T* row = A + i * n;
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) col[j] += std::abs(row[j]);
+  }
   double best = 0;
   for (int64_t j = 0; j < n; ++j) {
-    double col = 0;
-    for (int64_t i = 0; i < n; ++i) col += std::abs(static_cast<double>(A[i * n + j]));
-    best = std::max(best, col);
-    if (std::isnan(col)) return col;
+    if (std::isnan(col[j])) return static_cast<double>(col[j]);
+    best = std::max(best, static_cast<double>(col[j]));
   }
   return best;
 }
 
 // A non-finite norm takes T_18 without squaring, so NaN and Inf propagate to the result.
 template <class T>
-Plan choose_plan(double norm) {
+ExpmPlan choose_plan(double norm) {
   const auto& theta = kTheta<T>;
   for (int d = 0; d + 1 < kNumDegrees; ++d)
     if (norm <= theta[static_cast<size_t>(d)]) return {d, 0};
   if (!std::isfinite(norm)) return {kNumDegrees - 1, 0};
   const double s = std::ceil(std::log2(norm / theta[kNumDegrees - 1]));
   return {kNumDegrees - 1, static_cast<int>(std::max(0.0, s))};
-}
-
-template <class T>
-std::vector<Plan> make_plans(int64_t N, int64_t n, const T* A) {
-  std::vector<Plan> plans(static_cast<size_t>(N));
-  parallel_for(N, grain_for(n * n), [&](int64_t b) { plans[static_cast<size_t>(b)] = choose_plan<T>(norm1(n, A + b * n * n)); });
-  return plans;
 }
 
 // ---------------------------------------------------------------------------
@@ -148,6 +155,75 @@ class Program {
       product(value(a), tangent(b), tangent(d), true);
     }
     ++done_;
+  }
+
+  // Gives X^2 a known value: the plan computed A^2 (groups/expm_kernel.hpp), and
+  // X^2 = 4^-s A^2, so the first product of every Taylor scheme need not run again.
+  void set_known_square(const T* a2, T scale) {
+    known_a2_ = a2;
+    known_scale_ = scale;
+  }
+
+  // R[d] = X X: the known square when there is one (a copy standing in for the product,
+  // cached like one; its tangent is still dX X + X dX), else the product.
+  void square_x(int d) {
+    if (!known_a2_) return mul(d, kX, kX);
+    const bool last = done_ + 1 == total_;
+    T* out = (cache_ && !last) ? cache_ + done_ * n2_ : slot(d);
+    const bool needed = !tangents_ || !last;
+    if (needed && !replay_) {
+#pragma omp simd
+      for (int64_t i = 0; i < n2_; ++i) out[i] = known_scale_ * known_a2_[i];
+    }
+    val_[static_cast<size_t>(d)] = needed ? out : nullptr;
+    if (tangents_) {
+      product(tangent(kX), value(kX), tangent(d), false);
+      product(value(kX), tangent(kX), tangent(d), true);
+    }
+    ++done_;
+  }
+
+  // R[d0 + c] = coef[c][0] I + sum_s coef[c][s + 1] R[src[s]] for c < C, in one pass over
+  // the sources (the coefficient blocks B_i of the degree-12 and -18 schemes all read the
+  // same powers of X). Zero coefficients are multiplied, not skipped: the same values for
+  // finite X, and a non-finite X gives a non-finite result either way.
+  template <int S, int C>
+  void lin_block(int d0, const double (&coef)[C][S + 1], const int (&src)[S]) {
+    T cf[C][S + 1];
+    for (int c = 0; c < C; ++c)
+      for (int k = 0; k <= S; ++k) cf[c][k] = static_cast<T>(coef[c][k]);
+    auto pass = [&](auto get, T* const* out) {
+      const T* x[S];
+      for (int k = 0; k < S; ++k) x[k] = get(src[k]);
+#pragma omp simd
+      for (int64_t i = 0; i < n2_; ++i) {
+        T v[S];
+#pragma GCC unroll 5
+        for (int k = 0; k < S; ++k) v[k] = x[k][i];
+#pragma GCC unroll 5
+        for (int c = 0; c < C; ++c) {
+          T acc = cf[c][1] * v[0];
+#pragma GCC unroll 5
+          for (int k = 1; k < S; ++k) acc += cf[c][k + 1] * v[k];
+          out[c][i] = acc;
+        }
+      }
+    };
+    T* outs[C];
+    if (!tangents_ || done_ < total_) {
+      for (int c = 0; c < C; ++c) outs[c] = slot(d0 + c);
+      pass([this](int r) { return value(r); }, outs);
+      for (int c = 0; c < C; ++c) {
+        for (int64_t i = 0; i < n_; ++i) outs[c][i * n_ + i] += cf[c][0];
+        val_[static_cast<size_t>(d0 + c)] = outs[c];
+      }
+    } else {
+      for (int c = 0; c < C; ++c) val_[static_cast<size_t>(d0 + c)] = nullptr;
+    }
+    if (tangents_) {
+      for (int c = 0; c < C; ++c) outs[c] = tangent(d0 + c);
+      pass([this](int r) { return tangent(r); }, outs);
+    }
   }
 
   // R[d] = c_id I + sum c R[reg]
@@ -218,6 +294,8 @@ class Program {
   bool replay_;
   int done_ = 0;  // products run so far
   std::array<T*, kNumRegs> val_{};
+  const T* known_a2_ = nullptr;  // A^2 (n,n), when the plan computed it
+  T known_scale_ = 1;
 };
 
 // ---------------------------------------------------------------------------
@@ -265,17 +343,17 @@ void taylor(Program<T>& p, int degree) {
       p.lin(kP, 1, {{1, kX}});
       break;
     case 1:  // I + X + X^2/2
-      p.mul(kX2, kX, kX);
+      p.square_x(kX2);
       p.lin(kP, 1, {{1, kX}, {0.5, kX2}});
       break;
     case 2:  // I + X + X^2 (I/2 + X/6 + X^2/24)
-      p.mul(kX2, kX, kX);
+      p.square_x(kX2);
       p.lin(kT0, 0.5, {{1.0 / 6, kX}, {1.0 / 24, kX2}});
       p.mul(kT1, kX2, kT0);
       p.lin(kP, 1, {{1, kX}, {1, kT1}});
       break;
     case 3:  // A4 = X^2 (x1 X + x2 X^2); A8 = (x3 X^2 + A4)(x4 I + x5 X + x6 X^2 + x7 A4)
-      p.mul(kX2, kX, kX);
+      p.square_x(kX2);
       p.lin(kT0, 0, {{kX1c, kX}, {kX2c, kX2}});
       p.mul(kT1, kX2, kT0);
       p.lin(kT2, 0, {{kX3c, kX2}, {1, kT1}});
@@ -284,12 +362,9 @@ void taylor(Program<T>& p, int degree) {
       p.lin(kP, 1, {{1, kX}, {kY2c, kX2}, {1, kT4}});
       break;
     case 4:
-      p.mul(kX2, kX, kX);
+      p.square_x(kX2);
       p.mul(kX3, kX, kX2);
-      for (int i = 0; i < 4; ++i) {
-        const double* b = kB12[i];
-        p.lin(kT0 + i, b[0], {{b[1], kX}, {b[2], kX2}, {b[3], kX3}});
-      }
+      p.template lin_block<3, 4>(kT0, kB12, {kX, kX2, kX3});
       p.mul(kT4, kT3, kT3);
       p.lin(kT5, 0, {{1, kT2}, {1, kT4}});  // X6
       p.lin(kT6, 0, {{1, kT1}, {1, kT5}});
@@ -297,13 +372,10 @@ void taylor(Program<T>& p, int degree) {
       p.lin(kP, 0, {{1, kT0}, {1, kT7}});
       break;
     default:
-      p.mul(kX2, kX, kX);
+      p.square_x(kX2);
       p.mul(kX3, kX, kX2);
       p.mul(kX6, kX3, kX3);
-      for (int i = 0; i < 5; ++i) {
-        const double* b = kB18[i];
-        p.lin(kT0 + i, b[0], {{b[1], kX}, {b[2], kX2}, {b[3], kX3}, {b[4], kX6}});
-      }
+      p.template lin_block<4, 5>(kT0, kB18, {kX, kX2, kX3, kX6});
       p.mul(kT5, kT0, kT4);
       p.lin(kT6, 0, {{1, kT3}, {1, kT5}});  // X9
       p.lin(kT7, 0, {{1, kT2}, {1, kT6}});
@@ -315,7 +387,7 @@ void taylor(Program<T>& p, int degree) {
 
 // T_m(X)^(2^s); returns the register holding the result.
 template <class T>
-int run(Program<T>& p, const Plan& plan) {
+int run(Program<T>& p, const ExpmPlan& plan) {
   taylor(p, plan.degree);
   int cur = kP;
   for (int k = 0; k < plan.squarings; ++k) {
@@ -327,10 +399,114 @@ int run(Program<T>& p, const Plan& plan) {
 }
 
 // ---------------------------------------------------------------------------
+// Planning one exponential
+
+// out (n,n) = X^T: liegrad's tiled register transpose for float, loops for double.
+template <class T>
+void transpose_into(int64_t n, const T* x, T* out) {
+  if constexpr (std::is_same_v<T, float>) {
+    transpose_small(n, n, x, n, out, n);
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) out[i * n + j] = x[j * n + i];
+  }
+}
+
+// Whether A = -A^T exactly: every exponent of an OSM model (so(n), and u(n), su(n) and
+// tori in real form) is, bit for bit, since hat writes each coordinate and its negation.
+// tmp: n^2 scratch.
+template <class T>
+bool is_skew(int64_t n, const T* A, T* tmp) {
+  transpose_into(n, A, tmp);
+  int mismatches = 0;
+#pragma omp simd reduction(+ : mismatches)
+  for (int64_t i = 0; i < n * n; ++i) mismatches += A[i] != -tmp[i];
+  return mismatches == 0;
+}
+
+// C (n,n) = X Y; BLAS only outside parallel regions.
+template <class T>
+void product(int64_t n, const T* X, const T* Y, T* C, bool use_blas) {
+  if (use_blas)
+    gemm(false, false, n, n, n, T(1), X, n, Y, n, T(0), C, n);
+  else
+    small_gemm(false, false, n, n, n, T(1), X, Y, T(0), C);
+}
+
+// The plan of exp(A) (n,n): from ||A||_1, or, for skew-symmetric A, from the sharper
+// ||A||_2 <= sqrt(||A^2||_1). A skew A is normal, so ||A^k||_2 = ||A||_2^k for every k,
+// and the BBC backward-error bound sum_k |c_k| ||A^k|| holds with ||A||_2 in place of
+// ||A||_1 (any bound on ||A^k||^(1/k) over the remainder's k will do: Al-Mohy & Higham
+// 2009, SIAM J. Matrix Anal. Appl. 31(3), section 4). A^2 is symmetric, so its 2-norm is
+// at most its 1-norm. For a random skew 16 x 16 matrix ||A||_1 / ||A||_2 is about 2.5,
+// one or two squarings fewer. The A^2 computed for the bound is left in a2 (n,n) and
+// *has_a2 set, for the program's first product (a2 is scratch otherwise).
+template <class T>
+ExpmPlan plan_of(int64_t n, const T* A, T* a2, bool use_blas, bool* has_a2) {
+  *has_a2 = false;
+  const double norm = norm1(n, A);
+  const ExpmPlan by_norm1 = choose_plan<T>(norm);
+  if (by_norm1.degree == 0 || !std::isfinite(norm) || !is_skew(n, A, a2)) return by_norm1;
+  product(n, A, A, a2, use_blas);
+  *has_a2 = true;
+  const double bound = std::sqrt(norm1(n, a2));
+  return bound < norm ? choose_plan<T>(bound) : by_norm1;
+}
+
+// ---------------------------------------------------------------------------
+// One exponential and its pullback. Scratch: (kNumRegs + 1) n^2 for the forward,
+// (2 kNumRegs + 1) n^2 for the pullback; the last n^2 hold A^2 when the plan made it.
+
+// out = scale * X, X (n, n)
+template <class T>
+void scaled_copy(int64_t n, T scale, const T* x, T* out) {
+#pragma omp simd
+  for (int64_t i = 0; i < n * n; ++i) out[i] = scale * x[i];
+}
+
+// out = scale * X^T
+template <class T>
+void scaled_transpose(int64_t n, T scale, const T* x, T* out) {
+  transpose_into(n, x, out);
+#pragma omp simd
+  for (int64_t i = 0; i < n * n; ++i) out[i] *= scale;
+}
+
+// Q = exp(A) by `plan`; a2 = A^2 or null; records the products in `cache` when not null.
+template <class T>
+void one_forward(int64_t n, const T* A, const ExpmPlan& plan, const T* a2, T* Q, T* scratch, T* cache, bool use_blas) {
+  const int64_t n2 = n * n;
+  Program<T> p(n, use_blas, plan.products(), scratch, nullptr, cache);
+  const double scale = std::ldexp(1.0, -plan.squarings);
+  scaled_copy(n, static_cast<T>(scale), A, p.slot(kX));
+  if (a2) p.set_known_square(a2, static_cast<T>(scale * scale));
+  const T* r = p.value(run(p, plan));
+  std::copy(r, r + n2, Q);
+}
+
+// dA += L_F(A, G^T)^T, F the approximant of `plan`: the tangent program in direction
+// G^T, replaying `cache` when given (else recomputing the values, with A^2 from a2).
+template <class T>
+void one_pullback(int64_t n, const T* A, const ExpmPlan& plan, const T* a2, const T* G, T* dA, T* scratch,
+                  const T* cache, bool use_blas) {
+  const int64_t n2 = n * n;
+  Program<T> p(n, use_blas, plan.products(), scratch, scratch + kNumRegs * n2, const_cast<T*>(cache));
+  const double scale = std::ldexp(1.0, -plan.squarings);
+  scaled_copy(n, static_cast<T>(scale), A, p.slot(kX));
+  if (a2 && !cache) p.set_known_square(a2, static_cast<T>(scale * scale));
+  scaled_transpose(n, static_cast<T>(scale), G, p.tangent(kX));  // d(2^-s A) for direction G^T
+  const int r = run(p, plan);
+  T* dt = p.tangent(r == kSqA ? kSqB : kSqA);  // a register the result is not in
+  transpose_into(n, p.tangent(r), dt);
+#pragma omp simd
+  for (int64_t i = 0; i < n * n; ++i) dA[i] += dt[i];
+}
+
+// ---------------------------------------------------------------------------
 // Batch drivers
 
 // Products the forward keeps for a replayed backward: all but the last.
-int cached_products(const Plan& p) { return std::max(0, p.products() - 1); }
+int cached_products(const ExpmPlan& p) { return std::max(0, p.products() - 1); }
 
 std::atomic<int64_t> g_cache_budget{int64_t(256) << 20};
 
@@ -339,10 +515,12 @@ std::atomic<int64_t> g_cache_budget{int64_t(256) << 20};
 template <class T>
 struct ExpmCache {
   bool valid = false;
-  std::vector<Plan> plans;      // (N)
+  std::vector<ExpmPlan> plans;  // (N)
   std::vector<int64_t> offset;  // (N + 1)
   std::unique_ptr<T[]> data;    // (offset[N])
 };
+
+bool blas_ok(int64_t n) { return n > kSmallGemmMaxSide && !in_parallel_region(); }
 
 // Runs body(b, scratch) for b < N, in parallel over the batch when the matrices take
 // the small kernel and there is more than a few microseconds of work; each thread
@@ -359,51 +537,27 @@ void for_each_matrix(int64_t N, int64_t n, int64_t scratch_size, F&& body) {
   }
 }
 
-// out = scale * X, X (n, n)
-template <class T>
-void scaled_copy(int64_t n, T scale, const T* x, T* out) {
-#pragma omp simd
-  for (int64_t i = 0; i < n * n; ++i) out[i] = scale * x[i];
-}
-
-// out = scale * X^T
-template <class T>
-void scaled_transpose(int64_t n, T scale, const T* x, T* out) {
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < n; ++j) out[i * n + j] = scale * x[j * n + i];
-}
-
-bool blas_ok(int64_t n) { return n > kSmallGemmMaxSide && !in_parallel_region(); }
-
-// One matrix, small kernels only (callers may be inside a parallel region).
-template <class T>
-void one_forward(int64_t n, const T* A, const Plan& plan, T* Q, T* scratch, T* cache) {
-  const int64_t n2 = n * n;
-  Program<T> p(n, false, plan.products(), scratch, nullptr, cache);
-  scaled_copy(n, static_cast<T>(std::ldexp(1.0, -plan.squarings)), A, p.slot(kX));
-  const T* r = p.value(run(p, plan));
-  std::copy(r, r + n2, Q);
-}
-
-template <class T>
-void one_pullback(int64_t n, const T* A, const Plan& plan, const T* G, T* dA, T* scratch, const T* cache) {
-  const int64_t n2 = n * n;
-  Program<T> p(n, false, plan.products(), scratch, scratch + kNumRegs * n2, const_cast<T*>(cache));
-  const T scale = static_cast<T>(std::ldexp(1.0, -plan.squarings));
-  scaled_copy(n, scale, A, p.slot(kX));
-  scaled_transpose(n, scale, G, p.tangent(kX));  // d(2^-s A) for direction G^T
-  const T* d = p.tangent(run(p, plan));
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < n; ++j) dA[i * n + j] += d[j * n + i];
-}
-
 // Q_b = exp(A_b); with a cache, also records the forward products (unless they would
-// exceed the cache budget, in which case the cache stays invalid).
+// exceed the cache budget, in which case the cache stays invalid). Plans are made in a
+// first pass, so the cache can be laid out before the products run.
 template <class T>
 void forward_impl(int64_t N, int64_t n, const T* A, T* Q, ExpmCache<T>* cache) {
   prof::Scope timed(prof::Family::ExpForward);
   const int64_t n2 = n * n;
-  std::vector<Plan> plans = make_plans(N, n, A);
+  const bool use_blas = blas_ok(n);
+  std::vector<ExpmPlan> plans(static_cast<size_t>(N));
+  std::vector<T> squares(static_cast<size_t>(N * n2));  // A_b^2 where the plan made it
+  for_each_matrix<T>(N, n, 0, [&](int64_t b, T*) {
+    bool has_a2 = false;
+    plans[static_cast<size_t>(b)] = plan_of(n, A + b * n2, squares.data() + b * n2, use_blas, &has_a2);
+    plans[static_cast<size_t>(b)].known_square = has_a2;
+  });
+  if (prof::enabled()) {
+    int64_t products = 0;
+    for (const ExpmPlan& p : plans) products += p.products();
+    prof::count(prof::Counter::Exponentials, N);
+    prof::count(prof::Counter::ExpForwardProducts, products);
+  }
   if (cache) {
     cache->offset.assign(static_cast<size_t>(N + 1), 0);
     for (int64_t b = 0; b < N; ++b)
@@ -418,14 +572,11 @@ void forward_impl(int64_t N, int64_t n, const T* A, T* Q, ExpmCache<T>* cache) {
       cache = nullptr;
     }
   }
-  const bool use_blas = blas_ok(n);
   for_each_matrix<T>(N, n, kNumRegs * n2, [&](int64_t b, T* scratch) {
-    const Plan& plan = plans[static_cast<size_t>(b)];
+    const ExpmPlan& plan = plans[static_cast<size_t>(b)];
     T* rec = cache ? cache->data.get() + cache->offset[static_cast<size_t>(b)] : nullptr;
-    Program<T> p(n, use_blas, plan.products(), scratch, nullptr, rec);
-    scaled_copy(n, static_cast<T>(std::ldexp(1.0, -plan.squarings)), A + b * n2, p.slot(kX));
-    const T* r = p.value(run(p, plan));
-    std::copy(r, r + n2, Q + b * n2);
+    one_forward(n, A + b * n2, plan, plan.known_square ? squares.data() + b * n2 : nullptr, Q + b * n2, scratch, rec,
+                use_blas);
   });
 }
 
@@ -434,21 +585,13 @@ template <class T>
 void pullback_impl(int64_t N, int64_t n, const T* A, const T* G, T* dA, const ExpmCache<T>* cache) {
   prof::Scope timed(prof::Family::ExpPullback);
   const int64_t n2 = n * n;
-  std::vector<Plan> fresh;
-  if (!cache) fresh = make_plans(N, n, A);
-  const std::vector<Plan>& plans = cache ? cache->plans : fresh;
   const bool use_blas = blas_ok(n);
-  for_each_matrix<T>(N, n, 2 * kNumRegs * n2, [&](int64_t b, T* scratch) {
-    const Plan& plan = plans[static_cast<size_t>(b)];
-    T* rec = cache ? cache->data.get() + cache->offset[static_cast<size_t>(b)] : nullptr;
-    Program<T> p(n, use_blas, plan.products(), scratch, scratch + kNumRegs * n2, rec);
-    const T scale = static_cast<T>(std::ldexp(1.0, -plan.squarings));
-    scaled_copy(n, scale, A + b * n2, p.slot(kX));
-    scaled_transpose(n, scale, G + b * n2, p.tangent(kX));  // d(2^-s A) for direction G^T
-    const T* d = p.tangent(run(p, plan));
-    T* out = dA + b * n2;
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < n; ++j) out[i * n + j] += d[j * n + i];
+  for_each_matrix<T>(N, n, (2 * kNumRegs + 1) * n2, [&](int64_t b, T* scratch) {
+    T* a2 = scratch + 2 * kNumRegs * n2;
+    bool has_a2 = false;
+    const ExpmPlan plan = cache ? cache->plans[static_cast<size_t>(b)] : plan_of(n, A + b * n2, a2, use_blas, &has_a2);
+    const T* rec = cache ? cache->data.get() + cache->offset[static_cast<size_t>(b)] : nullptr;
+    one_pullback(n, A + b * n2, plan, has_a2 ? a2 : nullptr, G + b * n2, dA + b * n2, scratch, rec, use_blas);
   });
 }
 
@@ -459,26 +602,31 @@ void set_expm_cache_budget(int64_t bytes) {
   g_cache_budget.store(bytes);
 }
 
-int ExpmPlan::products() const { return Plan{degree, squarings}.products(); }
+int ExpmPlan::products() const { return kProducts[static_cast<size_t>(degree)] + squarings; }
+
+int64_t expm_forward_scratch(int64_t n) { return (kNumRegs + 1) * n * n; }
+int64_t expm_pullback_scratch(int64_t n) { return (2 * kNumRegs + 1) * n * n; }
+int64_t expm_cache_size(const ExpmPlan& plan, int64_t n) { return cached_products(plan) * n * n; }
 
 template <class T>
-ExpmPlan expm_plan(int64_t n, const T* A) {
-  const Plan p = choose_plan<T>(norm1(n, A));
-  return {p.degree, p.squarings};
+ExpmPlan expm_plan(int64_t n, const T* A, T* scratch) {
+  bool has_a2 = false;
+  ExpmPlan plan = plan_of(n, A, scratch + kNumRegs * n * n, false, &has_a2);
+  plan.known_square = has_a2;
+  return plan;
 }
-
-int64_t expm_forward_scratch(int64_t n) { return kNumRegs * n * n; }
-int64_t expm_pullback_scratch(int64_t n) { return 2 * kNumRegs * n * n; }
-int64_t expm_cache_size(const ExpmPlan& plan, int64_t n) { return cached_products(Plan{plan.degree, plan.squarings}) * n * n; }
 
 template <class T>
 void expm_one_forward(int64_t n, const T* A, const ExpmPlan& plan, T* Q, T* scratch, T* cache) {
-  one_forward(n, A, Plan{plan.degree, plan.squarings}, Q, scratch, cache);
+  one_forward(n, A, plan, plan.known_square ? scratch + kNumRegs * n * n : nullptr, Q, scratch, cache, false);
 }
 
 template <class T>
 void expm_one_pullback(int64_t n, const T* A, const ExpmPlan& plan, const T* G, T* dA, T* scratch, const T* cache) {
-  one_pullback(n, A, Plan{plan.degree, plan.squarings}, G, dA, scratch, cache);
+  T* a2 = scratch + 2 * kNumRegs * n * n;
+  bool has_a2 = false;
+  if (!cache) plan_of(n, A, a2, false, &has_a2);
+  one_pullback(n, A, plan, has_a2 ? a2 : nullptr, G, dA, scratch, cache, false);
 }
 
 template <class T>
@@ -507,7 +655,7 @@ ag::Var<T> expm(const ag::Var<T>& A) {
 }
 
 #define LIEGRAD_INSTANTIATE(T)                                              \
-  template ExpmPlan expm_plan<T>(int64_t, const T*);                        \
+  template ExpmPlan expm_plan<T>(int64_t, const T*, T*);                    \
   template void expm_one_forward<T>(int64_t, const T*, const ExpmPlan&, T*, T*, T*); \
   template void expm_one_pullback<T>(int64_t, const T*, const ExpmPlan&, const T*, T*, T*, const T*); \
   template void expm_forward<T>(int64_t, int64_t, const T*, T*);            \

@@ -1,5 +1,5 @@
 // The matrix exponential of ONE n x n matrix and its pullback, for fused kernels that
-// run their own OpenMP loop over matrices (groups/update_ops, the OSM-RNN scan). The
+// run their own OpenMP loop over matrices (kernels/relative_update, kernels/osm_scan). The
 // same code path as groups::expm (groups/expm.hpp): scaling and squaring with the
 // optimized Taylor polynomials, pullback by forward-mode differentiation of the
 // computed approximant; serial, no BLAS, no allocation (the caller owns scratch).
@@ -11,23 +11,29 @@
 
 namespace liegrad::groups {
 
-// Degree index into {1, 2, 4, 8, 12, 18} and squarings s, chosen from ||A||_1.
+// Degree index into {1, 2, 4, 8, 12, 18} and squarings s, chosen from ||A||_1, or for a
+// skew-symmetric A from the sharper ||A||_2 <= sqrt(||A^2||_1) (groups/expm.cpp).
 struct ExpmPlan {
   int degree = 0;
   int squarings = 0;
+  // Set by expm_plan when it computed A^2 for the bound and left it in the scratch it
+  // was given, for the expm_one_forward call that follows with the same scratch.
+  bool known_square = false;
   int products() const;  // matrix products of the forward
 };
 
-template <class T>
-ExpmPlan expm_plan(int64_t n, const T* A);
-
-// Scratch elements the calls below need (forward; pullback).
+// Scratch elements the calls below need (forward, including the plan's; pullback).
 int64_t expm_forward_scratch(int64_t n);
 int64_t expm_pullback_scratch(int64_t n);
 // Elements of the optional cache of forward products: (products - 1) n^2.
 int64_t expm_cache_size(const ExpmPlan& plan, int64_t n);
 
-// Q = exp(A); records the forward products in `cache` when it is not null.
+// The plan of exp(A), A (n,n); scratch as for expm_one_forward.
+template <class T>
+ExpmPlan expm_plan(int64_t n, const T* A, T* scratch);
+
+// Q = exp(A) by `plan` (from expm_plan with this scratch, untouched since); records the
+// forward products in `cache` when it is not null.
 template <class T>
 void expm_one_forward(int64_t n, const T* A, const ExpmPlan& plan, T* Q, T* scratch, T* cache);
 
@@ -46,9 +52,11 @@ struct CachedExpm {
 // The fused update and scan kernels call this per token and keep the returned record.
 template <class T>
 CachedExpm expm_one_forward_cached(int64_t n, const T* A, T* Q, T* scratch, GrowBuffer<T>& cache) {
-  CachedExpm rec{expm_plan(n, A), 0};
-  rec.offset = cache.extend(expm_cache_size(rec.plan, n));
   prof::Sub exp_time(prof::Family::ExpForward);
+  CachedExpm rec{expm_plan(n, A, scratch), 0};
+  rec.offset = cache.extend(expm_cache_size(rec.plan, n));
+  prof::count(prof::Counter::Exponentials, 1);
+  prof::count(prof::Counter::ExpForwardProducts, rec.plan.products());
   expm_one_forward(n, A, rec.plan, Q, scratch, cache.data() + rec.offset);
   return rec;
 }

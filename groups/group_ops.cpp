@@ -11,8 +11,6 @@
 #include "core/parallel.hpp"
 #include "core/profile.hpp"
 #include "groups/expm.hpp"
-#include "groups/scan_ops.hpp"
-#include "groups/update_ops.hpp"
 
 namespace liegrad::groups {
 
@@ -257,9 +255,6 @@ std::vector<ag::OpCheck> group_op_checks() {
       return compose(gr, x[0], expm(hat(gr, u)));
     }));
   }
-  // The fused ops built on these (groups/update_ops.hpp).
-  for (ag::OpCheck& u : update_op_checks()) c.push_back(std::move(u));
-  for (ag::OpCheck& u : scan_op_checks()) c.push_back(std::move(u));
   return c;
 }
 

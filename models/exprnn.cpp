@@ -16,7 +16,8 @@ namespace liegrad::models {
 using groups::ParamRole;
 
 template <class T>
-ExpRnn<T>::ExpRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed) : ModelBase<T>(config, vocab) {
+ExpRnn<T>::ExpRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes)
+    : ModelBase<T>(config, vocab, classes) {
   ConfigReader c(config, "model");
   c.allow({"type", "comment"});
   hidden_ = c.get_int("hidden", 128, 2);
@@ -25,7 +26,7 @@ ExpRnn<T>::ExpRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed) : 
   this->config_["hidden"] = hidden_;
   group_ = groups::make_group("SO(" + std::to_string(hidden_) + ")");
   Rng rng(seed);
-  const int64_t h = hidden_, V = vocab, m = group_->dim();
+  const int64_t h = hidden_, V = vocab, C = this->C_, m = group_->dim();
   Array<double> A(Shape{1, h, h});
   for (int64_t i = 0; i + 1 < h; i += 2) {
     const double theta = rng.uniform(-M_PI, M_PI);
@@ -37,8 +38,8 @@ ExpRnn<T>::ExpRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed) : 
                            ParamRole::Weight);
   bias_ = this->add_param("modrelu_bias", rng.uniform_array<T>(Shape{h}, -0.01, 0.01), ParamRole::Bias);
   const double bound = 1.0 / std::sqrt(static_cast<double>(h));
-  head_w_ = this->add_param("head.weight", rng.uniform_array<T>(Shape{h, V}, -bound, bound), ParamRole::Weight);
-  head_b_ = this->add_param("head.bias", rng.uniform_array<T>(Shape{V}, -bound, bound), ParamRole::Bias);
+  head_w_ = this->add_param("head.weight", rng.uniform_array<T>(Shape{h, C}, -bound, bound), ParamRole::Weight);
+  head_b_ = this->add_param("head.bias", rng.uniform_array<T>(Shape{C}, -bound, bound), ParamRole::Bias);
 }
 
 template <class T>
@@ -59,7 +60,7 @@ ag::Var<T> ExpRnn<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int
     outs.push_back(reshape(hs, Shape{B, 1, h}));
   }
   if (state) state->tensors = {hs.value()};
-  return add(matmul(concat(outs, 1), head_w_), head_b_);  // (B,T,V)
+  return add(matmul(concat(outs, 1), head_w_), head_b_);  // (B,T,C)
 }
 
 template class ExpRnn<float>;

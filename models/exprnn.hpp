@@ -8,8 +8,8 @@
 // A = hat(a) from coordinates a of so(h) (m = h(h-1)/2). This is the contrast the
 // OSM models are argued against: the state is a vector, not a group element.
 // Config keys: hidden. Parameters: transition ((1,m) coords), input (V,h) = U's columns,
-// modrelu_bias (h), head.weight (h,V), head.bias (V).
-// Count: h(h-1)/2 + V*h + h + h*V + V. State: h (B,h).
+// modrelu_bias (h), head.weight (h,C), head.bias (C).
+// Count: h(h-1)/2 + V*h + h + h*C + C (C = V for a language model). State: h (B,h).
 #pragma once
 #include "models/model_base.hpp"
 
@@ -18,7 +18,8 @@ namespace liegrad::models {
 template <class T>
 class ExpRnn : public ModelBase<T> {
  public:
-  ExpRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed);
+  // vocab V input symbols, classes C readout rows (<= 0: C = V, a language model).
+  ExpRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes = 0);
   std::string type() const override { return "exprnn"; }
   bool recurrent() const override { return true; }
   ag::Var<T> forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) override;

@@ -7,6 +7,7 @@
 
 #include "autograd/ops.hpp"
 #include "core/profile.hpp"
+#include "kernels/lstm_scan.hpp"
 #include "models/config.hpp"
 
 namespace liegrad::models {
@@ -14,7 +15,8 @@ namespace liegrad::models {
 using groups::ParamRole;
 
 template <class T>
-Lstm<T>::Lstm(const nlohmann::json& config, int64_t vocab, uint64_t seed) : ModelBase<T>(config, vocab) {
+Lstm<T>::Lstm(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes)
+    : ModelBase<T>(config, vocab, classes) {
   ConfigReader c(config, "model");
   c.allow({"type", "comment"});
   hidden_ = c.get_int("hidden", 104, 1);
@@ -24,7 +26,7 @@ Lstm<T>::Lstm(const nlohmann::json& config, int64_t vocab, uint64_t seed) : Mode
   this->config_["hidden"] = hidden_;
   this->config_["layers"] = layers_;
   Rng rng(seed);
-  const int64_t h = hidden_, V = vocab;
+  const int64_t h = hidden_, V = vocab, C = this->C_;
   const double bound = 1.0 / std::sqrt(static_cast<double>(h));
   embed_ = this->add_param("embed", rng.normal_array<T>(Shape{V, h}), ParamRole::Weight);
   for (int64_t l = 0; l < layers_; ++l) {
@@ -37,8 +39,8 @@ Lstm<T>::Lstm(const nlohmann::json& config, int64_t vocab, uint64_t seed) : Mode
     layer.bias = this->add_param(p + "bias", std::move(b), ParamRole::Bias);
     cells_.push_back(layer);
   }
-  head_w_ = this->add_param("head.weight", rng.uniform_array<T>(Shape{h, V}, -bound, bound), ParamRole::Weight);
-  head_b_ = this->add_param("head.bias", rng.uniform_array<T>(Shape{V}, -bound, bound), ParamRole::Bias);
+  head_w_ = this->add_param("head.weight", rng.uniform_array<T>(Shape{h, C}, -bound, bound), ParamRole::Weight);
+  head_b_ = this->add_param("head.bias", rng.uniform_array<T>(Shape{C}, -bound, bound), ParamRole::Bias);
 }
 
 template <class T>
@@ -58,9 +60,9 @@ ag::Var<T> Lstm<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int64
     Var<T> h0 = Var<T>::constant(carry ? state->tensors[static_cast<size_t>(2 * l)] : Array<T>(Shape{B, h}));
     Var<T> c0 = Var<T>::constant(carry ? state->tensors[static_cast<size_t>(2 * l + 1)] : Array<T>(Shape{B, h}));
     if (h0.shape() != Shape{B, h}) throw ShapeError("lstm: carried state " + h0.shape().str() + " does not fit batch " + std::to_string(B));
-    // The whole window of this layer in one fused op (autograd/lstm_scan.hpp).
+    // The whole window of this layer in one fused op (kernels/lstm_scan.hpp).
     Array<T> c_last;
-    x = lstm_scan(xw, cell.w_hh, h0, c0, &c_last);  // (B,T,h)
+    x = kernels::lstm_scan(xw, cell.w_hh, h0, c0, &c_last);  // (B,T,h)
     Array<T> h_last(Shape{B, h});
     for (int64_t b = 0; b < B; ++b)
       std::copy(x.value().data() + (b * T_ + T_ - 1) * h, x.value().data() + (b * T_ + T_) * h, h_last.data() + b * h);
@@ -69,7 +71,7 @@ ag::Var<T> Lstm<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int64
   }
   if (state) state->tensors = std::move(final_state);
   prof::Tag readout(prof::Family::Readout);
-  return linear(x, head_w_, head_b_);  // (B,T,V)
+  return linear(x, head_w_, head_b_);  // (B,T,C)
 }
 
 template class Lstm<float>;

@@ -1,13 +1,14 @@
 // The LSTM baseline (spec §6; Hochreiter & Schmidhuber 1997, with forget gate):
 // an embedding V x h, `layers` LSTM layers with gates ordered (i, f, g, o), one bias
-// of 4h per layer (forget-gate part initialised to 1), and a linear head h -> V.
+// of 4h per layer (forget-gate part initialised to 1), and a linear head h -> C.
 //
 //   [i f g o] = x_t W_ih + h_{t-1} W_hh + b
 //   c_t = sigmoid(f) * c_{t-1} + sigmoid(i) * tanh(g),  h_t = sigmoid(o) * tanh(c_t)
 //
-// Config keys: hidden (h), layers. Count: V*h + layers*(8h^2 + 4h) + h*V + V.
+// Config keys: hidden (h), layers. Count: V*h + layers*(8h^2 + 4h) + h*C + C
+// (C = V for a language model; C classes otherwise).
 // State: (h, c) per layer, each (B,h). Weights are stored (in, out).
-// Each layer's window is one fused tape op (ag::lstm_scan): batch rows in parallel,
+// Each layer's window is one fused tape op (kernels::lstm_scan): batch rows in parallel,
 // the recurrence as one (rows x h) by (h x 4h) product per step and thread.
 #pragma once
 #include "models/model_base.hpp"
@@ -17,7 +18,8 @@ namespace liegrad::models {
 template <class T>
 class Lstm : public ModelBase<T> {
  public:
-  Lstm(const nlohmann::json& config, int64_t vocab, uint64_t seed);
+  // vocab V input symbols, classes C readout rows (<= 0: C = V, a language model).
+  Lstm(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes = 0);
   std::string type() const override { return "lstm"; }
   bool recurrent() const override { return true; }
   ag::Var<T> forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) override;

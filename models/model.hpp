@@ -1,6 +1,9 @@
 // The model interface shared by every sequence model in liegrad.
 //
-// A model maps a batch of token windows inputs (B,T) to next-token logits (B,T,V).
+// A model maps a batch of token windows inputs (B,T) to logits (B,T,C) over C
+// classes: the next symbol for language models (C = V, the input vocabulary), or
+// another label per position, e.g. the running product of a group word
+// (data/group_words.hpp), where C need not equal V. Only the readout's size follows C.
 // Recurrent models also carry a state across windows: forward() starts from
 // `state` (initial state when it is empty) and leaves the final state in it,
 // detached from the tape, so evaluation can stream a whole split window by window
@@ -35,7 +38,10 @@ class Model {
   virtual ~Model() = default;
   // The spec's model name: "osm_rnn", "osmformer", "transformer", "lstm", "exprnn".
   virtual std::string type() const = 0;
+  // V: the number of input symbols (rows of the input embedding).
   virtual int64_t vocab_size() const = 0;
+  // C: the number of output classes (rows of the readout); V unless built with classes.
+  virtual int64_t num_classes() const = 0;
   virtual bool recurrent() const { return false; }
   // Training mode turns on stochastic layers (dropout); evaluation and sampling
   // switch it off. Models without such layers ignore it.
@@ -47,7 +53,7 @@ class Model {
   // without such layers ignore it.
   virtual void begin_step(uint64_t /*step_seed*/) {}
   // inputs: B*T token ids, row-major (B,T) (T_ is the window length T; T names the
-  // scalar type). Returns logits (B,T,V).
+  // scalar type). Returns logits (B,T,C).
   virtual ag::Var<T> forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_,
                              RecurrentState<T>* state = nullptr) = 0;
   virtual std::vector<groups::Parameter<T>>& parameters() = 0;
@@ -72,13 +78,19 @@ class Model {
 inline constexpr int64_t kMaxModelElements = int64_t(1) << 28;
 
 // Builds a model from its config section (see docs/ and configs/); `vocab` is the
-// vocabulary size V; initial weights are drawn from `seed`. Unknown type or keys
-// and out-of-range values throw ConfigError naming them; a model needing more than
-// kMaxModelElements array elements throws ValueError.
+// input vocabulary size V and `classes` the readout size C (<= 0: C = V, a language
+// model); initial weights are drawn from `seed`. Unknown type or keys and
+// out-of-range values throw ConfigError naming them; a model needing more than
+// kMaxModelElements array elements throws ValueError. Types registered with
+// register_model are built by their factories (language models: C = V).
 template <class T>
-std::unique_ptr<Model<T>> make_model(const nlohmann::json& model_config, int64_t vocab, uint64_t seed);
+std::unique_ptr<Model<T>> make_model(const nlohmann::json& model_config, int64_t vocab, uint64_t seed,
+                                     int64_t classes = 0);
 
-// The model type names make_model accepts.
-const std::vector<std::string>& model_types();
+// The model type names make_model accepts: the built-in ones, then those registered
+// with register_model (models/registry.hpp), e.g. by a plugin (models/plugin.hpp).
+std::vector<std::string> model_types();
+// The built-in ones only: "osmformer", "osm_rnn", "transformer", "lstm", "exprnn".
+const std::vector<std::string>& builtin_model_types();
 
 }  // namespace liegrad::models

@@ -1,5 +1,6 @@
 // ModelBase: the bookkeeping every model shares: the parameter list, the config,
-// the vocabulary size, and add_param() which registers a named parameter.
+// the input vocabulary size V, the class count C (= V for language models), and
+// add_param() which registers a named parameter.
 #pragma once
 #include <memory>
 #include <string>
@@ -13,8 +14,11 @@ namespace liegrad::models {
 template <class T>
 class ModelBase : public Model<T> {
  public:
-  ModelBase(nlohmann::json config, int64_t vocab) : config_(std::move(config)), V_(vocab) {}
+  // classes <= 0 (the default): C = V, a language model.
+  ModelBase(nlohmann::json config, int64_t vocab, int64_t classes = 0)
+      : config_(std::move(config)), V_(vocab), C_(classes > 0 ? classes : vocab) {}
   int64_t vocab_size() const override { return V_; }
+  int64_t num_classes() const override { return C_; }
   std::vector<groups::Parameter<T>>& parameters() override { return params_; }
   const nlohmann::json& config() const override { return config_; }
 
@@ -33,7 +37,8 @@ class ModelBase : public Model<T> {
   }
 
   nlohmann::json config_;
-  int64_t V_;
+  int64_t V_;  // input symbols
+  int64_t C_;  // output classes
   std::vector<groups::Parameter<T>> params_;
 };
 

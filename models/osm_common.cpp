@@ -1,6 +1,7 @@
 // Tangent mixing, prototype readout and the exponential update (see osm_common.hpp).
 #include "models/osm_common.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "autograd/ops.hpp"
@@ -31,11 +32,13 @@ OsmCommonConfig OsmCommonConfig::read(ConfigReader& c, nlohmann::json& resolved,
   const std::string mode = c.get_string("group_param", "algebra", {"algebra", "manifold"});
   o.param_mode = groups::parse_group_param_mode(mode);
   o.init_scale = c.get_double("init_scale", 1.0, 0.0);
+  o.dropout = c.get_double("dropout", 0.0, 0.0, 0.99);
   resolved["group"] = o.group->name();
   resolved["mixing"] = mixing;
   if (o.mixing == MixingKind::LowRank) resolved["rank"] = o.rank;
   resolved["group_param"] = mode;
   resolved["init_scale"] = o.init_scale;
+  if (o.dropout > 0) resolved["dropout"] = o.dropout;  // only when set: older runs resolve as before
   return o;
 }
 
@@ -63,18 +66,6 @@ TangentMixing<T>::TangentMixing(const std::string& name, MixingKind kind, int64_
 }
 
 template <class T>
-ag::Var<T> TangentMixing<T>::apply(const ag::Var<T>& u) const {
-  prof::Tag timed(prof::Family::Tangent);
-  switch (kind_) {
-    case MixingKind::Identity: return u;
-    case MixingKind::Linear: return ag::matmul(u, gamma_, false, true);
-    case MixingKind::LowRank: return ag::add(u, ag::matmul(ag::matmul(u, lr_v_), lr_u_, false, true));
-    case MixingKind::Bounded: return ag::matmul(u, dense(), false, true);
-  }
-  return u;
-}
-
-template <class T>
 ag::Var<T> TangentMixing<T>::dense() const {
   switch (kind_) {
     case MixingKind::Identity: return ag::Var<T>();
@@ -95,10 +86,10 @@ ag::Var<T> TangentMixing<T>::dense() const {
 }
 
 template <class T>
-PrototypeReadout<T>::PrototypeReadout(const OsmCommonConfig& cfg, int64_t V, Rng& rng,
+PrototypeReadout<T>::PrototypeReadout(const OsmCommonConfig& cfg, int64_t C, Rng& rng,
                                       std::vector<groups::Parameter<T>>& params)
     : group_(cfg.group) {
-  proto_ = groups::GroupParam<T>("proto", cfg.group, V, cfg.param_mode, cfg.init_scale, rng, params);
+  proto_ = groups::GroupParam<T>("proto", cfg.group, C, cfg.param_mode, cfg.init_scale, rng, params);
   auto add = [&](const std::string& n, Array<T> init, ParamRole role) {
     groups::Parameter<T> p;
     p.name = n;
@@ -108,27 +99,35 @@ PrototypeReadout<T>::PrototypeReadout(const OsmCommonConfig& cfg, int64_t V, Rng
     params.push_back(p);
     return p.var;
   };
-  bias_ = add("bias", Array<T>(Shape{V}), ParamRole::Bias);
+  bias_ = add("bias", Array<T>(Shape{C}), ParamRole::Bias);
   log_tau_ = add("log_tau", Array<T>::scalar(T(0)), ParamRole::Scalar);
 }
 
 template <class T>
 ag::Var<T> PrototypeReadout<T>::logits(const ag::Var<T>& H) const {
   prof::Tag timed(prof::Family::Readout);
-  ag::Var<T> s = groups::inner_all(*group_, H, proto_.elements());  // (N,V)
+  ag::Var<T> s = groups::inner_all(*group_, H, proto_.elements());  // (N,C)
   return ag::add(ag::mul(s, ag::exp(log_tau_)), bias_);
 }
 
 template <class T>
-ag::Var<T> exp_update(const groups::Group& g, const ag::Var<T>& H, const ag::Var<T>& u) {
-  return groups::compose(g, H, groups::expm(groups::hat(g, u)));
+ag::Var<T> UpdateDropout<T>::apply(const ag::Var<T>& P) {
+  if (!active()) return P;
+  const int64_t rows = P.shape()[0], row_size = P.size() / std::max<int64_t>(rows, 1);
+  const T keep_scale = static_cast<T>(1.0 / (1.0 - p_));
+  Array<T> mask(P.shape());
+  for (int64_t i = 0; i < rows; ++i) {
+    const T z = rng_.uniform() < p_ ? T(0) : keep_scale;
+    std::fill(mask.data() + i * row_size, mask.data() + (i + 1) * row_size, z);
+  }
+  return ag::mul(P, ag::Var<T>::constant(std::move(mask)));
 }
 
 template class TangentMixing<float>;
 template class TangentMixing<double>;
 template class PrototypeReadout<float>;
 template class PrototypeReadout<double>;
-template ag::Var<float> exp_update(const groups::Group&, const ag::Var<float>&, const ag::Var<float>&);
-template ag::Var<double> exp_update(const groups::Group&, const ag::Var<double>&, const ag::Var<double>&);
+template class UpdateDropout<float>;
+template class UpdateDropout<double>;
 
 }  // namespace liegrad::models

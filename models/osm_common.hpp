@@ -10,11 +10,20 @@
 //           OSM-RNN's gradients explode (docs/results.md).
 //           On a batch of row vectors u (N,m): u Gamma^T.
 //   readout logits_v(H) = tau Re tr(H* P_v) + b_v,  tau = exp(log_tau): one GEMM.
-//   update  H <- H exp(hat(u)).
+//   update  H <- H exp(hat(u)): the fused kernels of kernels/ (relative_update,
+//           osm_scan), whose plain-op forms are in kernels/reference.hpp.
+//   update dropout (model.dropout = p, training only; liegrad's regulariser, not in the
+//           spec): every relative update of every token is dropped with probability p
+//           and the kept ones are scaled by 1/(1-p),
+//             H_i <- H_i exp(hat(z_i u_i / (1-p))),  z_i ~ Bernoulli(1-p),
+//           so states stay in the group and E[z_i u_i / (1-p)] = u_i. Because
+//           u = Gamma vee(Pi(H* P)) is linear in the update's target P, it is applied
+//           as P_i <- z_i P_i / (1-p) in front of the fused update ops, unchanged.
 #pragma once
 #include <memory>
 #include <string>
 
+#include "core/rng.hpp"
 #include "groups/group.hpp"
 #include "groups/group_param.hpp"
 #include "models/config.hpp"
@@ -31,6 +40,7 @@ struct OsmCommonConfig {
   int64_t rank = 8;
   groups::GroupParamMode param_mode = groups::GroupParamMode::Algebra;
   double init_scale = 1.0;
+  double dropout = 0.0;  // update dropout probability p (model.dropout)
   // Reads the keys from `c` and writes the resolved values back into `resolved`.
   static OsmCommonConfig read(ConfigReader& c, nlohmann::json& resolved, const std::string& default_group);
 };
@@ -43,10 +53,8 @@ class TangentMixing {
   // (lowrank) in `params`.
   TangentMixing(const std::string& name, MixingKind kind, int64_t m, int64_t rank, Rng& rng,
                 std::vector<groups::Parameter<T>>& params);
-  // u (N,m) -> u Gamma^T (N,m).
-  ag::Var<T> apply(const ag::Var<T>& u) const;
   // Gamma as a dense (m,m) Var on the tape (lowrank: I + U V^T; bounded: from W), or an undefined Var
-  // for identity mixing: the form groups::relative_update takes.
+  // for identity mixing: the form kernels::relative_update takes.
   ag::Var<T> dense() const;
 
  private:
@@ -59,8 +67,9 @@ class PrototypeReadout {
  public:
   PrototypeReadout() = default;
   // Registers proto, bias and log_tau.
-  PrototypeReadout(const OsmCommonConfig& cfg, int64_t V, Rng& rng, std::vector<groups::Parameter<T>>& params);
-  // H (N,n,n) -> logits (N,V).
+  // C prototypes, one per class (C = V for a language model).
+  PrototypeReadout(const OsmCommonConfig& cfg, int64_t C, Rng& rng, std::vector<groups::Parameter<T>>& params);
+  // H (N,n,n) -> logits (N,C).
   ag::Var<T> logits(const ag::Var<T>& H) const;
 
  private:
@@ -69,8 +78,26 @@ class PrototypeReadout {
   ag::Var<T> bias_, log_tau_;
 };
 
-// H (N,n,n) <- H exp(hat(u)), u (N,m).
+// Update dropout (see the head comment). Masks are drawn from a generator that the
+// trainer reseeds before every step (Model::begin_step), so a resumed run draws the
+// same ones; evaluation (training off) or p = 0 leaves every update in place.
 template <class T>
-ag::Var<T> exp_update(const groups::Group& g, const ag::Var<T>& H, const ag::Var<T>& u);
+class UpdateDropout {
+ public:
+  UpdateDropout() = default;
+  UpdateDropout(double p, uint64_t seed) : p_(p), rng_(seed ^ 0x5eedULL) {}
+  bool active() const { return training_ && p_ > 0; }
+  void set_training(bool on) { training_ = on; }
+  bool training() const { return training_; }
+  void begin_step(uint64_t step_seed) { rng_ = Rng(step_seed ^ 0x5eedULL); }
+  // P (N, ...) -> z_i P_i / (1-p) for each row i of the leading axis (a fresh z per row
+  // and call); P itself when inactive.
+  ag::Var<T> apply(const ag::Var<T>& P);
+
+ private:
+  double p_ = 0;
+  bool training_ = true;
+  Rng rng_{0};
+};
 
 }  // namespace liegrad::models

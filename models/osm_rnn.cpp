@@ -3,12 +3,13 @@
 
 #include "autograd/ops.hpp"
 #include "groups/group_ops.hpp"
-#include "groups/scan_ops.hpp"
+#include "kernels/osm_scan.hpp"
 
 namespace liegrad::models {
 
 template <class T>
-OsmRnn<T>::OsmRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed) : ModelBase<T>(config, vocab) {
+OsmRnn<T>::OsmRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes)
+    : ModelBase<T>(config, vocab, classes) {
   ConfigReader c(config, "model");
   c.allow({"type", "comment"});
   cfg_ = OsmCommonConfig::read(c, this->config_, "SO(16)");
@@ -19,15 +20,16 @@ OsmRnn<T>::OsmRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed) : 
   this->config_["renormalize_every"] = renormalize_every_;
   this->config_["type"] = "osm_rnn";
   this->config_["rnn_drive"] = drive;
+  dropout_ = UpdateDropout<T>(cfg_.dropout, seed);
   Rng rng(seed);
   embed_ = groups::GroupParam<T>("embed", cfg_.group, vocab, cfg_.param_mode, cfg_.init_scale, rng, this->params_);
-  readout_ = PrototypeReadout<T>(cfg_, vocab, rng, this->params_);
+  readout_ = PrototypeReadout<T>(cfg_, this->C_, rng, this->params_);
   mix_ = TangentMixing<T>("mix", cfg_.mixing, cfg_.group->dim(), cfg_.rank, rng, this->params_);
 }
 
 template <class T>
 ag::Var<T> OsmRnn<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) {
-  return ag::reshape(readout_.logits(encode(inputs, B, T_, state)), Shape{B, T_, this->V_});
+  return ag::reshape(readout_.logits(encode(inputs, B, T_, state)), Shape{B, T_, this->C_});
 }
 
 template <class T>
@@ -48,12 +50,22 @@ ag::Var<T> OsmRnn<T>::encode(const std::vector<int32_t>& inputs, int64_t B, int6
     for (int64_t b = 0; b < B; ++b)
       for (int64_t i = 0; i < n; ++i) H0.at(b, i, i) = T(1);
   }
-  // The whole window in one fused op (groups/scan_ops.hpp): lanes in parallel, steps in order.
-  const groups::ScanDrive drive = drive_ == Drive::Relative ? groups::ScanDrive::Relative
-                                  : drive_ == Drive::Token  ? groups::ScanDrive::Token
-                                                            : groups::ScanDrive::Both;
-  Var<T> states = groups::osm_scan(g, Var<T>::constant(std::move(H0)), embed_.elements(), inputs, B, T_, mix_.dense(),
-                                   drive, renormalize_every_);  // (B*T,n,n)
+  // The whole window in one fused op (kernels/osm_scan.hpp): lanes in parallel, steps in order.
+  const kernels::ScanDrive drive = drive_ == Drive::Relative ? kernels::ScanDrive::Relative
+                                  : drive_ == Drive::Token  ? kernels::ScanDrive::Token
+                                                            : kernels::ScanDrive::Both;
+  // Update dropout (training): every step's u_t is linear in its token element M_t, so each
+  // step gets its own copy of M_t scaled by 0 or 1/(1-p), a table of B*T rows indexed in order.
+  Var<T> table = embed_.elements();
+  std::vector<int32_t> ids;
+  if (dropout_.active()) {
+    const int64_t N = B * T_;
+    table = reshape(dropout_.apply(embedding(reshape(table, Shape{this->V_, n * n}), inputs, {N})), Shape{N, n, n});
+    ids.resize(static_cast<size_t>(N));
+    for (int64_t i = 0; i < N; ++i) ids[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+  }
+  Var<T> states = kernels::osm_scan(g, Var<T>::constant(std::move(H0)), table, ids.empty() ? inputs : ids, B, T_,
+                                   mix_.dense(), drive, renormalize_every_);  // (B*T,n,n)
   if (state) {
     Array<T> last(Shape{B, n, n});
     for (int64_t b = 0; b < B; ++b)

@@ -6,12 +6,14 @@
 // rnn_drive: relative (R_t = H_t* M_x, default), token (R_t = M_x), or both
 // (u_t = Gamma (vee(Pi(H_t* M_x)) + vee(Pi(M_x)))).
 // Config keys: group ("SO(16)"), mixing (identity|linear|lowrank|bounded), rank,
-// rnn_drive, group_param (algebra|manifold), init_scale, renormalize_every (16;
+// rnn_drive, group_param (algebra|manifold), init_scale, dropout (update dropout on
+// every step, training only; osm_common.hpp), renormalize_every (16;
 // 0 = never): every so many steps the state gets a straight-through Newton-Schulz
 // step back onto the group (groups/renormalize.hpp), which keeps the float defect
 // near 1e-6 over any length instead of growing with it.
-// Parameters: embed, proto, bias, log_tau, mix (linear). Count 2Vm + V + 1 (+ m^2).
-// State: H (B,n,n). The whole window is one fused tape op (groups::osm_scan): the
+// Parameters: embed, proto, bias, log_tau, mix (linear). Count (V + C)m + C + 1 (+ m^2),
+// C = V for a language model.
+// State: H (B,n,n). The whole window is one fused tape op (kernels::osm_scan): the
 // batch rows (lanes) run in parallel, each through its steps in order, with a
 // hand-written backward through time.
 #pragma once
@@ -22,7 +24,8 @@ namespace liegrad::models {
 template <class T>
 class OsmRnn : public ModelBase<T> {
  public:
-  OsmRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed);
+  // vocab V input symbols, classes C readout rows (<= 0: C = V, a language model).
+  OsmRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes = 0);
   std::string type() const override { return "osm_rnn"; }
   bool recurrent() const override { return true; }
   ag::Var<T> forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) override;
@@ -30,6 +33,9 @@ class OsmRnn : public ModelBase<T> {
   // the readout of these.
   ag::Var<T> encode(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state);
   const groups::Group& group() const { return *cfg_.group; }
+  void set_training(bool on) override { dropout_.set_training(on); }
+  bool training() const override { return dropout_.training(); }
+  void begin_step(uint64_t step_seed) override { dropout_.begin_step(step_seed); }
 
  private:
   enum class Drive { Relative, Token, Both };
@@ -39,6 +45,7 @@ class OsmRnn : public ModelBase<T> {
   groups::GroupParam<T> embed_;
   PrototypeReadout<T> readout_;
   TangentMixing<T> mix_;
+  UpdateDropout<T> dropout_;
 };
 
 }  // namespace liegrad::models

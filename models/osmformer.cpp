@@ -6,12 +6,14 @@
 #include "autograd/ops.hpp"
 #include "core/profile.hpp"
 #include "groups/group_ops.hpp"
-#include "groups/update_ops.hpp"
+#include "kernels/mean_attention.hpp"
+#include "kernels/relative_update.hpp"
 
 namespace liegrad::models {
 
 template <class T>
-OsmFormer<T>::OsmFormer(const nlohmann::json& config, int64_t vocab, uint64_t seed) : ModelBase<T>(config, vocab) {
+OsmFormer<T>::OsmFormer(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes)
+    : ModelBase<T>(config, vocab, classes) {
   ConfigReader c(config, "model");
   c.allow({"type", "comment"});
   cfg_ = OsmCommonConfig::read(c, this->config_, "SO(16)");
@@ -25,9 +27,10 @@ OsmFormer<T>::OsmFormer(const nlohmann::json& config, int64_t vocab, uint64_t se
   this->config_["heads"] = heads_;
   this->config_["grounding"] = grounding_ ? "on" : "off";
   this->config_["positional"] = alibi_ ? "alibi" : "none";
+  dropout_ = UpdateDropout<T>(cfg_.dropout, seed);
   Rng rng(seed);
   embed_ = groups::GroupParam<T>("embed", cfg_.group, vocab, cfg_.param_mode, cfg_.init_scale, rng, this->params_);
-  readout_ = PrototypeReadout<T>(cfg_, vocab, rng, this->params_);
+  readout_ = PrototypeReadout<T>(cfg_, this->C_, rng, this->params_);
   const int64_t m = cfg_.group->dim();
   const T beta0 = static_cast<T>(-0.5 * std::log(static_cast<double>(cfg_.group->complex_dim())));
   for (int64_t l = 0; l < layers_; ++l) {
@@ -48,7 +51,7 @@ OsmFormer<T>::OsmFormer(const nlohmann::json& config, int64_t vocab, uint64_t se
 
 template <class T>
 ag::Var<T> OsmFormer<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>*) {
-  return ag::reshape(readout_.logits(encode(inputs, B, T_)), Shape{B, T_, this->V_});
+  return ag::reshape(readout_.logits(encode(inputs, B, T_)), Shape{B, T_, this->C_});
 }
 
 template <class T>
@@ -68,11 +71,12 @@ ag::Var<T> OsmFormer<T>::encode(const std::vector<int32_t>& inputs, int64_t B, i
   Var<T> H = M;
   const T s_real = static_cast<T>(g.real_scale());
   for (const Layer& layer : blocks_) {
-    // A_i = (1/h) sum_k sum_j a^k_ij H_j, one fused op (autograd/mean_attention.hpp).
-    const Var<T> A = mean_head_attention(H, layer.log_beta, slopes, s_real, B, T_);
-    // H <- H exp(hat(Gamma vee(H* A))), then the same towards the token elements M.
-    H = groups::relative_update(g, H, A, layer.mix_att.dense());
-    if (grounding_) H = groups::relative_update(g, H, M, layer.mix_gnd.dense());
+    // A_i = (1/h) sum_k sum_j a^k_ij H_j, one fused op (kernels/mean_attention.hpp).
+    const Var<T> A = kernels::mean_head_attention(H, layer.log_beta, slopes, s_real, B, T_);
+    // H <- H exp(hat(Gamma vee(H* A))), then the same towards the token elements M; update
+    // dropout in training scales each token's A_i or M_i (u is linear in them) by 0 or 1/(1-p).
+    H = kernels::relative_update(g, H, dropout_.apply(A), layer.mix_att.dense());
+    if (grounding_) H = kernels::relative_update(g, H, dropout_.apply(M), layer.mix_gnd.dense());
   }
   return H;
 }

@@ -10,11 +10,12 @@
 // 1/sqrt(d) (d the complex matrix size of G); ALiBi slopes 2^(-8k/h) fixed.
 // Re tr(H_i* H_j) for all pairs is a product of the flattened states (times 1/2 in
 // complex real form), and so is A_i. No QKV maps, no MLP, no normalisation.
-// Each layer runs as three fused tape ops: the attention (ag::mean_head_attention,
+// Each layer runs as three fused tape ops: the attention (kernels::mean_head_attention,
 // causal half of both products, all heads) and the two updates
-// (groups::relative_update: H* P, vee, mixing, hat, exp and H E per token in one pass).
+// (kernels::relative_update: H* P, vee, mixing, hat, exp and H E per token in one pass).
 // Config keys: group, layers, heads, mixing, rank, grounding (on|off), positional
-// (alibi|none), group_param, init_scale.
+// (alibi|none), group_param, init_scale, dropout (update dropout on both updates of
+// every layer, training only; osm_common.hpp).
 // Parameters: embed, proto, bias, log_tau, layers.l.log_beta (h),
 // layers.l.mix_att, layers.l.mix_gnd (m,m; linear and bounded mixing).
 #pragma once
@@ -25,12 +26,16 @@ namespace liegrad::models {
 template <class T>
 class OsmFormer : public ModelBase<T> {
  public:
-  OsmFormer(const nlohmann::json& config, int64_t vocab, uint64_t seed);
+  // vocab V input symbols, classes C readout rows (<= 0: C = V, a language model).
+  OsmFormer(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes = 0);
   std::string type() const override { return "osmformer"; }
   ag::Var<T> forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) override;
   // The final-layer states H_i^(L), (B*T,n,n); forward() is their readout.
   ag::Var<T> encode(const std::vector<int32_t>& inputs, int64_t B, int64_t T_);
   const groups::Group& group() const { return *cfg_.group; }
+  void set_training(bool on) override { dropout_.set_training(on); }
+  bool training() const override { return dropout_.training(); }
+  void begin_step(uint64_t step_seed) override { dropout_.begin_step(step_seed); }
 
  private:
   struct Layer {
@@ -43,6 +48,7 @@ class OsmFormer : public ModelBase<T> {
   groups::GroupParam<T> embed_;
   PrototypeReadout<T> readout_;
   std::vector<Layer> blocks_;
+  UpdateDropout<T> dropout_;
 };
 
 }  // namespace liegrad::models

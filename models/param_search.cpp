@@ -12,16 +12,16 @@
 
 namespace liegrad::models {
 
-std::vector<ParamBreakdownRow> parameter_breakdown(const nlohmann::json& model_config, int64_t V) {
-  auto m = make_model<float>(model_config, V, 0);
+std::vector<ParamBreakdownRow> parameter_breakdown(const nlohmann::json& model_config, int64_t V, int64_t C) {
+  auto m = make_model<float>(model_config, V, 0, C);
   std::vector<ParamBreakdownRow> rows;
   for (const auto& p : m->parameters())
     rows.push_back({p.name, p.var.shape().str(), groups::role_name(p.role), p.dof});
   return rows;
 }
 
-int64_t count_parameters(const nlohmann::json& model_config, int64_t V) {
-  return make_model<float>(model_config, V, 0)->parameter_count();
+int64_t count_parameters(const nlohmann::json& model_config, int64_t V, int64_t C) {
+  return make_model<float>(model_config, V, 0, C)->parameter_count();
 }
 
 namespace {
@@ -44,11 +44,11 @@ int64_t best_value(int64_t lo, int64_t hi, int64_t step, int64_t target, Set&& c
 
 }  // namespace
 
-nlohmann::json match_parameter_count(const nlohmann::json& model_config, int64_t V, int64_t target) {
+nlohmann::json match_parameter_count(const nlohmann::json& model_config, int64_t V, int64_t target, int64_t C) {
   if (target < 1) throw ValueError("--match: target count must be positive, got " + std::to_string(target));
   nlohmann::json cfg = model_config;
   const std::string type = cfg.value("type", "");
-  auto count = [&](const nlohmann::json& c) { return count_parameters(c, V); };
+  auto count = [&](const nlohmann::json& c) { return count_parameters(c, V, C); };
   if (type == "osmformer" || type == "osm_rnn") {
     const std::string group = cfg.value("group", "SO(16)");
     static const std::regex single(R"(^\s*(SO|O|U|SU|T)\s*\(\s*(\d+)\s*\)\s*$)", std::regex::icase);

@@ -19,12 +19,13 @@ struct ParamBreakdownRow {
   int64_t dof;
 };
 
-// The rows of a model built from `model_config` for vocabulary size V.
-std::vector<ParamBreakdownRow> parameter_breakdown(const nlohmann::json& model_config, int64_t V);
-int64_t count_parameters(const nlohmann::json& model_config, int64_t V);
+// The rows of a model built from `model_config` for vocabulary size V and C output
+// classes (C <= 0: C = V, a language model).
+std::vector<ParamBreakdownRow> parameter_breakdown(const nlohmann::json& model_config, int64_t V, int64_t C = 0);
+int64_t count_parameters(const nlohmann::json& model_config, int64_t V, int64_t C = 0);
 
 // The model config (a copy of `model_config` with the knob changed) whose count is
 // closest to `target`. Throws ConfigError when the model's group has no single d.
-nlohmann::json match_parameter_count(const nlohmann::json& model_config, int64_t V, int64_t target);
+nlohmann::json match_parameter_count(const nlohmann::json& model_config, int64_t V, int64_t target, int64_t C = 0);
 
 }  // namespace liegrad::models

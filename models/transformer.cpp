@@ -7,6 +7,7 @@
 
 #include "autograd/ops.hpp"
 #include "core/profile.hpp"
+#include "kernels/causal_mha.hpp"
 #include "models/config.hpp"
 
 namespace liegrad::models {
@@ -14,8 +15,8 @@ namespace liegrad::models {
 using groups::ParamRole;
 
 template <class T>
-Transformer<T>::Transformer(const nlohmann::json& config, int64_t vocab, uint64_t seed)
-    : ModelBase<T>(config, vocab), dropout_rng_(seed ^ 0x5eedULL) {
+Transformer<T>::Transformer(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes)
+    : ModelBase<T>(config, vocab, classes), dropout_rng_(seed ^ 0x5eedULL) {
   ConfigReader c(config, "model");
   c.allow({"type", "comment"});
   D_ = c.get_int("D", 64, 1);
@@ -36,7 +37,7 @@ Transformer<T>::Transformer(const nlohmann::json& config, int64_t vocab, uint64_
   this->config_["init_std"] = std_;
 
   Rng rng(seed);
-  const int64_t V = vocab, D = D_;
+  const int64_t V = vocab, C = this->C_, D = D_;
   const double resid_std = std_ / std::sqrt(2.0 * static_cast<double>(L_));
   auto weight = [&](const std::string& n, Shape s, double sd) {
     return this->add_param(n, rng.normal_array<T>(s, sd), ParamRole::Weight);
@@ -67,8 +68,8 @@ Transformer<T>::Transformer(const nlohmann::json& config, int64_t vocab, uint64_
   }
   lnf_w_ = ones("ln_f.weight", D);
   lnf_b_ = zeros("ln_f.bias", D, ParamRole::Norm);
-  head_w_ = weight("head.weight", Shape{D, V}, std_);
-  head_b_ = zeros("head.bias", V, ParamRole::Bias);
+  head_w_ = weight("head.weight", Shape{D, C}, std_);
+  head_b_ = zeros("head.bias", C, ParamRole::Bias);
 }
 
 template <class T>
@@ -87,9 +88,9 @@ ag::Var<T> Transformer<T>::attention(const Block& blk, const ag::Var<T>& h) {
   if (alibi_)
     for (double x : alibi_slopes(H)) slopes.push_back(static_cast<T>(x));
   if (!(training_ && dropout_ > 0)) {
-    // All heads in one fused op (autograd/causal_mha.hpp); the unfused chain below
+    // All heads in one fused op (kernels/causal_mha.hpp); the unfused chain below
     // remains for attention dropout.
-    Var<T> o = causal_self_attention(qkv, H, slopes, inv_sqrt);  // (B,T,D)
+    Var<T> o = kernels::causal_self_attention(qkv, H, slopes, inv_sqrt);  // (B,T,D)
     prof::Tag dense(prof::Family::Dense);
     return linear(o, blk.proj_w, blk.proj_b);
   }
@@ -123,7 +124,7 @@ ag::Var<T> Transformer<T>::forward(const std::vector<int32_t>& inputs, int64_t B
   }
   x = layer_norm(x, lnf_w_, lnf_b_);
   prof::Tag timed(prof::Family::Readout);
-  return linear(x, head_w_, head_b_);  // (B,T,V)
+  return linear(x, head_w_, head_b_);  // (B,T,C)
 }
 
 template class Transformer<float>;

@@ -3,10 +3,11 @@
 // GELU MLP D -> 4D -> D, a final LayerNorm and an untied linear head.
 //
 // Config keys: D (width), layers (L), heads, dropout (0), positional (alibi|none),
-// init_std (0.02). Parameter count: V*D + L*(12D^2 + 13D) + 2D + D*V + V.
+// init_std (0.02). Parameter count: V*D + L*(12D^2 + 13D) + 2D + D*C + C
+// (C = V for a language model; C classes otherwise).
 // Linear weights are stored (in, out), so y = x W + b. Dense layers run as fused
 // ops (ag::linear, ag::linear_gelu) and the attention of all heads as one
-// (ag::causal_self_attention), except with attention dropout, which takes the
+// (kernels::causal_self_attention), except with attention dropout, which takes the
 // unfused chain.
 #pragma once
 #include "core/rng.hpp"
@@ -17,7 +18,8 @@ namespace liegrad::models {
 template <class T>
 class Transformer : public ModelBase<T> {
  public:
-  Transformer(const nlohmann::json& config, int64_t vocab, uint64_t seed);
+  // vocab V input symbols, classes C readout rows (<= 0: C = V, a language model).
+  Transformer(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes = 0);
   std::string type() const override { return "transformer"; }
   ag::Var<T> forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) override;
   void set_training(bool on) override { training_ = on; }

@@ -6,12 +6,16 @@ The page holds every table as reproduce.py wrote it, the paper's numbers beside 
 (those columns come from reproduce.py), and a verdict on each of the paper's claims that
 is computed here from the table JSON by the rules stated next to it. No number on the
 page is typed by hand; run `scripts/reproduce.sh --summarize-only` (or this script)
-after any run finishes to refresh it. Standard library only.
+after any run finishes to refresh it. The section "At convergence" (the long tables,
+judged by their best-validation checkpoints) comes from scripts/convergence_doc.py.
+Standard library only.
 """
 import json
 import math
 import os
 import subprocess
+
+import convergence_doc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "results")
@@ -29,7 +33,8 @@ those numbers by the rule stated with each claim. Regenerate everything with
 `python3 scripts/results_doc.py`.
 
 BPC is bits per character of the final model after the last step, on the whole
-validation or test split, with the recurrent models carrying state through the split.
+validation or test split, with the recurrent models carrying state through the split
+(in "At convergence": of the checkpoint with the best validation BPC).
 "mean ± std" is over seeds (sample standard deviation).
 
 ## What differs from the paper's setup
@@ -396,8 +401,10 @@ def extra_findings(tables):
 def main():
     tables = {n: load(n) for n in ORDER}
     out = [intro(tables), "## The paper's claims", ""]
+    short_verdicts = {}
     for i, (claim, rule, fn) in enumerate(CLAIMS, 1):
         v, ev = fn(tables)
+        short_verdicts[i] = v
         waiting = sum(1 for e in ev if e.endswith("pending.") or e.endswith("incomplete."))
         if v != "pending" and waiting:
             v = "%s so far (%d of the comparisons below still pending)" % (v, waiting)
@@ -406,6 +413,8 @@ def main():
         for e in ev:
             out.append("   - %s" % e)
         out.append("")
+    long_tables = {n: load(n) for n in [convergence_doc.SCREEN] + convergence_doc.LONG}
+    out += convergence_doc.section(long_tables, short_verdicts, table_md)
     extra = extra_findings(tables)
     if extra:
         out += ["## Beyond the paper", ""] + extra + [""]

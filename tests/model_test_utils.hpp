@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <functional>
 #include <string>
 
 #include "autograd/gradcheck.hpp"
@@ -28,11 +29,15 @@ inline std::vector<int32_t> tokens(int64_t n, int64_t V, uint64_t seed) {
 // loses them to rounding) and, with GPT-style 0.02 initialisation feeding LayerNorm,
 // third derivatives in the thousands (where a 1e-3 step loses them to truncation).
 // Checks each parameter's worst relative error <= 1e-6 and returns the worst.
-inline double model_gradcheck(models::Model<double>& model, int64_t B, int64_t T_, uint64_t seed) {
+// before_forward, when given, runs before every forward pass (e.g. reseeding dropout
+// with Model::begin_step, so every evaluation draws the same mask).
+inline double model_gradcheck(models::Model<double>& model, int64_t B, int64_t T_, uint64_t seed,
+                              const std::function<void()>& before_forward = {}) {
   const int64_t V = model.vocab_size();
   const auto inputs = tokens(B * T_, V, seed), targets = tokens(B * T_, V, seed + 1);
   auto loss_value = [&]() {
     ag::NoGrad ng;
+    if (before_forward) before_forward();
     return ag::cross_entropy(model.forward(inputs, B, T_), targets).value().item();
   };
   Rng rng(seed + 2);
@@ -44,6 +49,7 @@ inline double model_gradcheck(models::Model<double>& model, int64_t B, int64_t T
       const Array<double> v = rng.normal_array<double>(saved.shape());
       for (auto& q : model.parameters()) q.var.zero_grad();
       ag::Tape<double>::current().clear();
+      if (before_forward) before_forward();
       ag::backward(ag::cross_entropy(model.forward(inputs, B, T_), targets));
       double analytic = 0;
       if (p.var.has_grad())

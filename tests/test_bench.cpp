@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "tests/train_test_utils.hpp"
+#include "train/bench.hpp"
 
 using namespace liegrad;
 using nlohmann::json;
@@ -41,6 +42,22 @@ TEST_CASE("bench: the JSON report of a training benchmark and of --checkpoint") 
     total += share.get<double>();
   }
   CHECK(total == doctest::Approx(1.0).epsilon(0.02));
+  // The FLOP count includes the exponentials actually run: SO(4) exponents at init take
+  // Taylor degrees up to 12 without squaring (1 to 4 forward products each), and the
+  // count is the closed form of train/bench.hpp with those products.
+  const double products = fresh["exp_mean_products"].get<double>();
+  CHECK(products >= 1.0);
+  CHECK(products <= 4.0);
+  const double per_token = fresh["exp_products_per_token"].get<double>();
+  CHECK(per_token >= 2 * products * 0.99);  // two updates (attention, grounding) per token, plus the embedding's
+  const json model_cfg = json::parse(test::read_text(tmp / "c.json"))["model"];
+  json resolved = model_cfg;
+  resolved["grounding"] = "on";
+  resolved["mixing"] = model_cfg.value("mixing", "linear");
+  CHECK(fresh["flops_per_token"].get<double>() ==
+        doctest::Approx(train::training_flops_per_token(resolved, fresh["vocab"].get<int64_t>(), 16, per_token)).epsilon(1e-9));
+  CHECK(fresh["gflop_per_s"].get<double>() > 0);
+
   // Untrained: about ln(V) on uniform synthetic tokens.
   const double V = fresh["vocab"].get<double>();
   CHECK(std::abs(fresh["first_loss"].get<double>() - std::log(V)) < 0.5);
@@ -57,6 +74,24 @@ TEST_CASE("bench: the JSON report of a training benchmark and of --checkpoint") 
   const json again = bench_json(
       test::run_liegrad({"bench", "--checkpoint", tmp / "run/last.json", "--steps", "1", "--no-profile", "--json"}, tmp.path.string()));
   CHECK(again["first_loss"].get<double>() == from_ckpt["first_loss"].get<double>());
+}
+
+TEST_CASE("bench: the FLOP model's closed forms") {
+  // SO(4): n = 4, m = 6; V = 10, T = 8. One layer, grounding on, linear mixing:
+  //   L (6 T n^2 + 2 (12 n^3 + 6 m^2)) + 6 n^2 V + 6 n^3 P.
+  const json osmf = {{"type", "osmformer"}, {"group", "SO(4)"}, {"layers", 1}, {"mixing", "linear"}, {"grounding", "on"}};
+  CHECK(train::training_flops_per_token(osmf, 10, 8, 0.0) == doctest::Approx(6 * 8 * 16 + 2 * (12 * 64 + 6 * 36) + 6 * 16 * 10));
+  CHECK(train::training_flops_per_token(osmf, 10, 8, 5.0) - train::training_flops_per_token(osmf, 10, 8, 0.0) ==
+        doctest::Approx(6 * 64 * 5.0));
+  // Identity mixing and no grounding drop the mixing and one update.
+  const json plain = {{"type", "osmformer"}, {"group", "SO(4)"}, {"layers", 1}, {"mixing", "identity"}, {"grounding", "off"}};
+  CHECK(train::training_flops_per_token(plain, 10, 8, 0.0) == doctest::Approx(6 * 8 * 16 + 12 * 64 + 6 * 16 * 10));
+  // OSM-RNN, relative drive, renormalising every 16 steps; U(2) is stored as 4 x 4 with m = 4.
+  const json rnn = {{"type", "osm_rnn"}, {"group", "U(2)"}, {"mixing", "linear"}, {"rnn_drive", "relative"}, {"renormalize_every", 16}};
+  CHECK(train::training_flops_per_token(rnn, 10, 8, 0.0) == doctest::Approx(12 * 64 + 6 * 16 + 4 * 64 / 16.0 + 6 * 16 * 10));
+  const json tr = {{"type", "transformer"}, {"D", 8}, {"layers", 2}};
+  CHECK(train::training_flops_per_token(tr, 10, 8) == doctest::Approx(2 * (72 * 64 + 6 * 8 * 8) + 6 * 8 * 10));
+  CHECK(train::training_flops_per_token(json{{"type", "unknown"}}, 10, 8) == 0);
 }
 
 TEST_CASE("bench: bad arguments are usage errors naming the option or file") {

@@ -73,7 +73,8 @@ TEST_CASE("bad configurations are rejected with a clear one-line message") {
   SUBCASE("out-of-range values") {
     for (auto [section, key, value] : std::vector<std::tuple<std::string, std::string, json>>{
              {"train", "lr", 0.0}, {"train", "lr", -1.0}, {"train", "seq_len", 0}, {"train", "batch", 0},
-             {"model", "group", "SO(0)"}, {"model", "group", "SO(1)"}, {"model", "layers", 0}}) {
+             {"model", "group", "SO(0)"}, {"model", "group", "SO(1)"}, {"model", "layers", 0},
+             {"train", "patience", -1}, {"model", "dropout", 1.5}}) {
       json c = good;
       c[section][key] = value;
       CAPTURE(section + "." + key + "=" + value.dump());

@@ -19,6 +19,7 @@
 #include "autograd/tape.hpp"
 #include "core/rng.hpp"
 #include "groups/expm.hpp"
+#include "groups/expm_kernel.hpp"
 #include "tests/test_helpers.hpp"
 
 using namespace liegrad;
@@ -368,4 +369,56 @@ TEST_CASE_TEMPLATE("expm tape op: values, cached and uncached backward, shape er
   CHECK_THROWS_AS(expm(ag::Var<T>(Array<T>(Shape{2, 3}))), ShapeError);
   CHECK_THROWS_AS(expm(ag::Var<T>(Array<T>(Shape{4}))), ShapeError);
   CHECK_THROWS_AS(expm(ag::Var<T>(Array<T>(Shape{2, 3, 4}))), ShapeError);
+}
+
+TEST_CASE_TEMPLATE("skew-symmetric exponents are planned from sqrt(||A^2||_1): fewer products, same accuracy", T,
+                   double, float) {
+  // The thresholds of degrees 12 and 18 and the squaring range, approached in the
+  // bound the skew route uses (the 2-norm estimate sqrt(||A^2||_1)) from both sides.
+  const std::vector<double> theta = std::is_same_v<T, double> ? std::vector<double>{2.996158913811580e-01, 1.090863719290036e+00}
+                                                              : std::vector<double>{1.461661507209034e+00, 3.010066362817634e+00};
+  Rng rng(41);
+  const int64_t n = 16;
+  std::vector<T> scratch(static_cast<size_t>(expm_forward_scratch(n)));
+  int fewer = 0, cases = 0;
+  for (double target : {0.99 * theta[0], 1.01 * theta[0], 0.99 * theta[1], 1.01 * theta[1], 3.0, 10.0, 50.0}) {
+    // A random skew matrix scaled so that sqrt(||A^2||_1) = target.
+    std::vector<T> A = random_batch<T>(rng, 1, n, 1.0, true);
+    std::vector<double> a2(static_cast<size_t>(n * n), 0.0);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t k = 0; k < n; ++k)
+        for (int64_t j = 0; j < n; ++j) a2[size_t(i * n + j)] += double(A[size_t(i * n + k)]) * double(A[size_t(k * n + j)]);
+    double a2_norm = 0, a_norm = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      double c2 = 0, c1 = 0;
+      for (int64_t i = 0; i < n; ++i) c2 += std::abs(a2[size_t(i * n + j)]), c1 += std::abs(double(A[size_t(i * n + j)]));
+      a2_norm = std::max(a2_norm, c2), a_norm = std::max(a_norm, c1);
+    }
+    const double scale = target / std::sqrt(a2_norm);
+    for (auto& v : A) v = static_cast<T>(v * scale);
+    a_norm *= scale;
+    // The plan: never more products than the 1-norm plan of the same matrix made non-skew
+    // by a last-bit change (which takes the 1-norm route).
+    const ExpmPlan skew_plan = expm_plan<T>(n, A.data(), scratch.data());
+    CHECK(skew_plan.known_square);
+    std::vector<T> general = A;
+    general[1] = std::nextafter(general[1], T(1e9));
+    const ExpmPlan norm1_plan = expm_plan<T>(n, general.data(), scratch.data());
+    CHECK_FALSE(norm1_plan.known_square);
+    CHECK(skew_plan.products() <= norm1_plan.products());
+    fewer += skew_plan.products() < norm1_plan.products();
+    ++cases;
+    // Accuracy: the same bound as the 1-norm route's (expm matches a long-double reference...).
+    const double err = rel_err(expm_of<T>(1, n, A), reference_expm(n, A.data()));
+    INFO("sqrt(||A^2||_1) = " << target << ", ||A||_1 = " << a_norm << ": products " << skew_plan.products() << " vs "
+                              << norm1_plan.products() << ", rel err " << err);
+    CHECK(err <= 12 * eps<T>() * (1 + a_norm / 2));
+    // And the one-matrix kernel the fused ops use gives the batch route's result exactly.
+    std::vector<T> Q1(A.size());
+    const ExpmPlan p = expm_plan<T>(n, A.data(), scratch.data());
+    expm_one_forward<T>(n, A.data(), p, Q1.data(), scratch.data(), nullptr);
+    CHECK(rel_err(Q1, expm_of<T>(1, n, A)) == 0.0);
+  }
+  MESSAGE(fewer << " of " << cases << " skew matrices took fewer products than the 1-norm plan");
+  CHECK(fewer >= 4);
 }

@@ -69,9 +69,13 @@ TEST_CASE("sgemm_small with beta = 0 ignores NaNs already in C") {
   for (float c : C) CHECK(c == 6.0f);
 }
 
-TEST_CASE("float gemm and gemm_group split over threads match the reference") {
+TEST_CASE("float gemm and gemm_group split over threads match the reference, with every backend") {
   Rng rng(12);
   set_num_threads(2);
+  const GemmBackend saved = gemm_backend();
+  for (const GemmBackend backend : {GemmBackend::Auto, GemmBackend::Own, GemmBackend::Blas}) {
+  set_gemm_backend(backend);
+  CAPTURE(static_cast<int>(backend));
   struct Case {
     int64_t M, N, K;
     bool ta, tb;
@@ -98,6 +102,8 @@ TEST_CASE("float gemm and gemm_group split over threads match the reference") {
       }
     CHECK(worst < 1e-4);
   }
+  }
+  set_gemm_backend(saved);
 }
 
 TEST_CASE("transpose_small transposes every size exactly and leaves the rest alone") {

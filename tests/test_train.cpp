@@ -1,6 +1,6 @@
 // End-to-end tests of the trainer on a small generated corpus: a run that learns
-// and leaves its files, bit-identical resumption (transformer and a recurrent
-// model carrying state), a non-finite loss that stops without damaging the last
+// and leaves its files, bit-identical resumption (transformer, OSMFormer and a
+// recurrent model carrying state, with and without dropout), a non-finite loss that stops without damaging the last
 // good checkpoints, and refusal to overwrite another run.
 #include <doctest/doctest.h>
 
@@ -16,21 +16,6 @@
 using namespace liegrad;
 using nlohmann::json;
 
-namespace {
-
-std::vector<json> metrics_lines(const std::string& dir, const char* key) {
-  std::vector<json> out;
-  std::istringstream in(test::read_text(dir + "/metrics.jsonl"));
-  std::string line;
-  while (std::getline(in, line)) {
-    json j = json::parse(line);
-    if (j.contains(key)) out.push_back(j);
-  }
-  return out;
-}
-
-}  // namespace
-
 TEST_CASE("a short run learns and writes config, metrics, checkpoints and result") {
   test::TempDir tmp("train_e2e");
   test::write_text(tmp / "text.txt", test::small_corpus());
@@ -42,7 +27,7 @@ TEST_CASE("a short run learns and writes config, metrics, checkpoints and result
   CHECK_FALSE(r.interrupted);
   for (const char* f : {"config.json", "metrics.jsonl", "best.json", "last.json", "result.json"})
     CHECK(test::fs::exists(tmp / ("run/" + std::string(f))));
-  const auto losses = metrics_lines(tmp / "run", "loss");
+  const auto losses = test::metrics_lines(tmp / "run", "loss");
   REQUIRE(losses.size() == 60);
   CHECK(losses.back()["loss"].get<double>() < 0.7 * losses.front()["loss"].get<double>());
   const json result = json::parse(test::read_text(tmp / "run/result.json"));
@@ -66,8 +51,11 @@ TEST_CASE("resuming reproduces the uninterrupted run's losses exactly") {
   for (const json& model : {json{{"type", "transformer"}, {"D", 16}, {"layers", 1}, {"heads", 2}},
                            json{{"type", "transformer"}, {"D", 16}, {"layers", 1}, {"heads", 2}, {"dropout", 0.2}},
                            json{{"type", "osm_rnn"}, {"group", "SO(4)"}},
+                           json{{"type", "osm_rnn"}, {"group", "SO(4)"}, {"dropout", 0.2}},
                            json{{"type", "osmformer"}, {"group", "U(2)"}, {"layers", 1}, {"heads", 2},
-                                {"group_param", "manifold"}}}) {
+                                {"group_param", "manifold"}},
+                           json{{"type", "osmformer"}, {"group", "SO(4)"}, {"layers", 1}, {"heads", 2},
+                                {"dropout", 0.2}}}) {
     CAPTURE(model.dump());
     const json cfg = test::tiny_config(tmp / "text.txt", model, 16);
     const std::string tag = model["type"].get<std::string>() + (model.contains("dropout") ? "_dropout" : "");
@@ -87,7 +75,7 @@ TEST_CASE("resuming reproduces the uninterrupted run's losses exactly") {
     c.resume = true;
     const train::TrainResult rest = train::run_training(json(), c);
     CHECK(rest.steps_done == 16);
-    const auto la = metrics_lines(full, "loss"), lb = metrics_lines(split, "loss");
+    const auto la = test::metrics_lines(full, "loss"), lb = test::metrics_lines(split, "loss");
     REQUIRE(la.size() == lb.size());
     for (size_t i = 0; i < la.size(); ++i) {
       CHECK(la[i]["step"] == lb[i]["step"]);
@@ -166,7 +154,7 @@ TEST_CASE("train.time_budget_s stops the run on time and decays the lr to its fl
   CHECK(result["tokens_seen"].get<int64_t>() == r.steps_done * 4 * 16);
   // Every step is logged (log_interval 1): warm-up rises to the peak, then the lr only
   // falls, and the last step runs near the floor, 0.1 x peak.
-  const auto lines = metrics_lines(tmp / "run", "lr");
+  const auto lines = test::metrics_lines(tmp / "run", "lr");
   REQUIRE(static_cast<int64_t>(lines.size()) == r.steps_done);
   const int64_t warmup = cfg["train"]["warmup"].get<int64_t>();
   CHECK(lines[static_cast<size_t>(warmup - 1)]["lr"].get<double>() == doctest::Approx(peak));

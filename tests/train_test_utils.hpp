@@ -10,6 +10,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -31,6 +32,18 @@ inline std::string read_text(const std::string& path) {
 }
 
 // ~6,000 characters of repetitive, learnable text over a 20-symbol alphabet.
+// The lines of DIR/metrics.jsonl that have `key` (e.g. "val_bpc" for evaluations).
+inline std::vector<nlohmann::json> metrics_lines(const std::string& dir, const char* key) {
+  std::vector<nlohmann::json> out;
+  std::istringstream in(read_text(dir + "/metrics.jsonl"));
+  std::string line;
+  while (std::getline(in, line)) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    if (j.contains(key)) out.push_back(j);
+  }
+  return out;
+}
+
 inline std::string small_corpus() {
   std::string s;
   const char* words[] = {"the cat sat", "on the mat", "a dog ran", "to the sea", "and back"};

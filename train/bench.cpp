@@ -15,7 +15,9 @@
 #include "core/profile.hpp"
 #include "core/rng.hpp"
 #include "data/datasets.hpp"
+#include "data/group_words.hpp"
 #include "groups/expm.hpp"
+#include "groups/group.hpp"
 #include "models/model.hpp"
 #include "optim/clip.hpp"
 #include "train/checkpoint.hpp"
@@ -42,6 +44,7 @@ Spread spread(std::vector<double> v) {
 }
 
 int64_t vocab_of(const DataConfig& d, const std::string& data_dir) {
+  if (d.words()) return data::WordTask(data::word_group_of(d.dataset), d.inputs).input_vocab();
   if (d.dataset == "tinyshakespeare") return 65;
   if (d.dataset == "ptb_char") return 50;
   return data::load_corpus(d.dataset, data_dir, d.val_frac, d.test_frac).vocab.size();
@@ -73,7 +76,10 @@ BenchResult bench_training(const nlohmann::json& config, const BenchOptions& opt
   const int threads = opt.threads > 0 ? opt.threads : t.threads;
   set_num_threads(threads);
   const int64_t V = vocab_of(rc.data, opt.data_dir);
-  auto model = models::make_model<float>(rc.model, V, t.seed);
+  // Group words: |G| classes (>= V, so the synthetic targets below stay in range),
+  // windows of the longest training word.
+  const int64_t C = rc.data.words() ? data::WordTask(data::word_group_of(rc.data.dataset)).classes() : 0;
+  auto model = models::make_model<float>(rc.model, V, t.seed, C);
   if (!opt.checkpoint.empty()) {
     const nlohmann::json ckpt = read_checkpoint(opt.checkpoint);
     parameters_from_json(*model, ckpt.at("parameters"), "checkpoint '" + opt.checkpoint + "'");
@@ -81,7 +87,7 @@ BenchResult bench_training(const nlohmann::json& config, const BenchOptions& opt
   auto optimizer = optim::make_optimizer<float>(t.optimizer, model->parameters(), t.optimizer_options);
   models::RecurrentState<float> state;
   const bool recurrent = model->recurrent();
-  const int64_t B = t.batch, T_ = t.seq_len;
+  const int64_t B = t.batch, T_ = rc.data.words() ? rc.data.max_len : t.seq_len;
   Rng rng(t.seed + 7);
   std::vector<int32_t> stream(static_cast<size_t>(B * (T_ + 1)));
 
@@ -129,15 +135,20 @@ BenchResult bench_training(const nlohmann::json& config, const BenchOptions& opt
   }
   const double cpu = process_cpu_seconds() - cpu0;
   // The time shares come from separate steps, so the timers never touch the throughput.
+  // They also count the exponentials' products for the FLOP model (one step suffices
+  // when the shares are not wanted).
   double profiled = 0;
-  if (opt.profile) {
-    prof::reset();
-    prof::set_enabled(true);
-    const auto t0 = Clock::now();
-    for (int i = 0; i < std::max(2, opt.steps / 4); ++i) one_step();
-    profiled = since(t0);
-    prof::set_enabled(false);
-  }
+  const int counted_steps = opt.profile ? std::max(2, opt.steps / 4) : 1;
+  prof::reset();
+  prof::set_enabled(true);
+  const auto t_prof = Clock::now();
+  for (int i = 0; i < counted_steps; ++i) one_step();
+  profiled = since(t_prof);
+  prof::set_enabled(false);
+  const auto counted = prof::counts();
+  const double exp_products_per_token =
+      static_cast<double>(counted[static_cast<size_t>(prof::Counter::ExpForwardProducts)]) /
+      static_cast<double>(counted_steps * B * T_);
 
   BenchResult r;
   r.model = model->type();
@@ -160,22 +171,49 @@ BenchResult bench_training(const nlohmann::json& config, const BenchOptions& opt
     }
     r.breakdown.emplace_back("other", std::max(0.0, 1.0 - used / profiled));
   }
-  r.flops_per_token = training_flops_per_token(model->config(), V, T_);
+  r.exp_products_per_token = exp_products_per_token;
+  const auto exps = counted[static_cast<size_t>(prof::Counter::Exponentials)];
+  r.exp_mean_products = exps > 0 ? static_cast<double>(counted[static_cast<size_t>(prof::Counter::ExpForwardProducts)]) /
+                                       static_cast<double>(exps)
+                                 : 0.0;
+  r.flops_per_token = training_flops_per_token(model->config(), V, T_, exp_products_per_token);
   r.gflop_per_s = r.flops_per_token * static_cast<double>(B * T_) / std::max(r.step_seconds_median, 1e-12) * 1e-9;
   r.peak_rss_mib = peak_rss_mib();
   r.first_loss = first_loss;
   return r;
 }
 
-double training_flops_per_token(const nlohmann::json& m, int64_t V, int64_t T_) {
+double training_flops_per_token(const nlohmann::json& m, int64_t V, int64_t T_, double exp_products_per_token) {
   const std::string type = m.value("type", "");
+  const double Vd = static_cast<double>(V), Td = static_cast<double>(T_);
   if (type == "transformer") {
     const double D = m.value("D", 0.0), L = m.value("layers", 0.0);
-    return L * (72 * D * D + 6 * static_cast<double>(T_) * D) + 6 * D * static_cast<double>(V);
+    return L * (72 * D * D + 6 * Td * D) + 6 * D * Vd;
   }
   if (type == "lstm") {
     const double h = m.value("hidden", 0.0), L = m.value("layers", 0.0);
-    return 48 * L * h * h + 6 * h * static_cast<double>(V);
+    return 48 * L * h * h + 6 * h * Vd;
+  }
+  if (type == "exprnn") {
+    const double h = m.value("hidden", 0.0);
+    return 6 * h * h + 6 * h * Vd + 6 * h * h * h * exp_products_per_token;
+  }
+  if (type == "osmformer" || type == "osm_rnn") {
+    const auto g = groups::make_group(m.value("group", "SO(16)"));
+    const double n = static_cast<double>(g->n()), dim = static_cast<double>(g->dim()), n3 = n * n * n;
+    const double mixing = m.value("mixing", "linear") == "identity" ? 0.0 : 6 * dim * dim;
+    // Exponentials: every forward product is one n x n product (2 n^3) and its pullback
+    // two more (the tangent program replays the cached values).
+    const double exps = 6 * n3 * exp_products_per_token;
+    const double readout = 6 * n * n * Vd;
+    if (type == "osmformer") {
+      const double L = m.value("layers", 0.0);
+      const double updates = m.value("grounding", "on") == "on" ? 2.0 : 1.0;
+      return L * (6 * Td * n * n + updates * (12 * n3 + mixing)) + exps + readout;
+    }
+    const double relative = m.value("rnn_drive", "relative") == "token" ? 6 * n3 : 12 * n3;
+    const double every = m.value("renormalize_every", 0.0);
+    return relative + mixing + (every > 0 ? 4 * n3 / every : 0.0) + exps + readout;
   }
   return 0;
 }
@@ -197,6 +235,8 @@ nlohmann::json BenchResult::to_json() const {
           {"time_share", share},
           {"flops_per_token", flops_per_token > 0 ? nlohmann::json(flops_per_token) : nlohmann::json()},
           {"gflop_per_s", gflop_per_s > 0 ? nlohmann::json(gflop_per_s) : nlohmann::json()},
+          {"exp_products_per_token", exp_products_per_token},
+          {"exp_mean_products", exp_mean_products},
           {"first_loss", first_loss},
           {"peak_rss_mib", peak_rss_mib}};
 }
@@ -222,6 +262,11 @@ std::string BenchResult::to_text() const {
   if (flops_per_token > 0) {
     std::snprintf(buf, sizeof buf, "matrix products: %.0f FLOP per token, %.1f GFLOP/s\n", flops_per_token, gflop_per_s);
     s += buf;
+    if (exp_mean_products > 0) {
+      std::snprintf(buf, sizeof buf, "exponentials: %.2f forward products each (degree + squarings), %.2f per token\n",
+                    exp_mean_products, exp_products_per_token);
+      s += buf;
+    }
   }
   std::snprintf(buf, sizeof buf, "peak resident memory: %.1f MiB\n", peak_rss_mib);
   s += buf;
@@ -327,7 +372,14 @@ GemmBenchResult bench_gemm(int64_t n, int repeats, int threads) {
   r.n = n;
   r.repeats = repeats;
   r.threads = num_threads();
+  const GemmBackend saved = gemm_backend();
   r.liegrad = rate([&] { gemm<float>(false, false, n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C.data(), n); });
+  set_gemm_backend(GemmBackend::Own);
+  r.liegrad_own = rate([&] { gemm<float>(false, false, n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C.data(), n); });
+  set_gemm_backend(saved);
+  const int parallel = openblas_get_parallel();
+  r.openblas_build = std::string(openblas_get_config()) +
+                     (parallel == 2 ? " (OpenMP)" : parallel == 1 ? " (pthreads)" : " (sequential)");
   openblas_set_num_threads(r.threads);  // OpenBLAS's own threads, for this comparison only
   r.openblas = rate([&] {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(n), static_cast<int>(n),
@@ -338,18 +390,25 @@ GemmBenchResult bench_gemm(int64_t n, int repeats, int threads) {
 }
 
 nlohmann::json GemmBenchResult::to_json() const {
-  return {{"op", "gemm"}, {"n", n}, {"repeats", repeats}, {"threads", threads},
-          {"liegrad_gflop_per_s", spread_json(liegrad)}, {"openblas_gflop_per_s", spread_json(openblas)}};
+  return {{"op", "gemm"},
+          {"n", n},
+          {"repeats", repeats},
+          {"threads", threads},
+          {"liegrad_gflop_per_s", spread_json(liegrad)},
+          {"liegrad_own_gflop_per_s", spread_json(liegrad_own)},
+          {"openblas_gflop_per_s", spread_json(openblas)},
+          {"openblas_build", openblas_build}};
 }
-
 std::string GemmBenchResult::to_text() const {
-  char buf[320];
+  char buf[640];
   std::snprintf(buf, sizeof buf,
-                "float GEMM %lld x %lld x %lld, %d threads, %d repeats\n"
-                "liegrad gemm:   median %.1f GFLOP/s (min %.1f, max %.1f)\n"
-                "OpenBLAS sgemm: median %.1f GFLOP/s (min %.1f, max %.1f)\n",
+                "float GEMM %lld x %lld x %lld, %d threads, %d repeats; %s\n"
+                "liegrad gemm:        median %.1f GFLOP/s (min %.1f, max %.1f)\n"
+                "liegrad own kernel:  median %.1f GFLOP/s (min %.1f, max %.1f)\n"
+                "OpenBLAS sgemm:      median %.1f GFLOP/s (min %.1f, max %.1f)\n",
                 static_cast<long long>(n), static_cast<long long>(n), static_cast<long long>(n), threads, repeats,
-                liegrad.median, liegrad.min, liegrad.max, openblas.median, openblas.min, openblas.max);
+                openblas_build.c_str(), liegrad.median, liegrad.min, liegrad.max, liegrad_own.median, liegrad_own.min,
+                liegrad_own.max, openblas.median, openblas.min, openblas.max);
   return buf;
 }
 

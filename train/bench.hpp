@@ -52,9 +52,13 @@ struct BenchResult {
   // (family, share of the timed steps' wall time), families in profile order, then "other".
   std::vector<std::pair<std::string, double>> breakdown;
   // Matrix-product FLOPs of one training step per token (multiply-add = 2, backward =
-  // twice the forward; causal attention counts the half it computes) and the rate they
-  // are done at (median step); 0 where no closed form is kept (the OSM models, whose
-  // exponentials' cost depends on the data).
+  // twice the forward; causal attention counts the half it computes; docs/performance.md)
+  // and the rate they are done at (median step). The exponentials' share is counted, not
+  // assumed: exp_products_per_token is the forward products (degree + squarings) that
+  // the exponentials of a step actually took, per token (0 for models without
+  // exponentials), measured on the profiled steps; exp_mean_products the same per
+  // exponential.
+  double exp_products_per_token = 0, exp_mean_products = 0;
   double flops_per_token = 0, gflop_per_s = 0;
   // The loss of the first (warm-up or timed) step on the synthetic tokens: ln(V) or so
   // at initialisation, something else for trained weights (--checkpoint).
@@ -66,9 +70,16 @@ struct BenchResult {
 
 BenchResult bench_training(const nlohmann::json& config, const BenchOptions& options);
 
-// The closed-form training FLOPs per token of a resolved model config (see above), or 0:
-//   transformer: L (72 D^2 + 6 T D) + 6 D V;   lstm: 48 L h^2 + 6 h V.
-double training_flops_per_token(const nlohmann::json& model_config, int64_t vocab, int64_t seq_len);
+// The training FLOPs per token of a resolved model config (products only, see above):
+//   transformer: L (72 D^2 + 6 T D) + 6 D V;   lstm: 48 L h^2 + 6 h V;
+//   exprnn: 6 h^2 + 6 h V + 6 h^3 P;
+//   osmformer: L (6 T n^2 + u (12 n^3 + 6 m^2)) + 6 n^2 V + 6 n^3 P   (u = 2 with grounding);
+//   osm_rnn:   12 n^3 (6 n^3 with the token drive) + 6 m^2 + 4 n^3 / k + 6 n^2 V + 6 n^3 P,
+// with n the stored side and m the algebra dimension of the group, 6 m^2 only with a
+// mixing matrix, k = renormalize_every, and P = exp_products_per_token: each forward
+// product of an exponential is 2 n^3, its pullback two more. 0 for unknown types.
+double training_flops_per_token(const nlohmann::json& model_config, int64_t vocab, int64_t seq_len,
+                                double exp_products_per_token = 0);
 
 // Single-precision GEMM rate on n x n x n products (GFLOP/s over `repeats`, median),
 // through liegrad's float gemm and through OpenBLAS (cblas_sgemm), both with `threads`
@@ -76,7 +87,10 @@ double training_flops_per_token(const nlohmann::json& model_config, int64_t voca
 struct GemmBenchResult {
   int64_t n = 0;
   int repeats = 0, threads = 0;
-  Spread liegrad, openblas;
+  // liegrad's gemm as configured (LIEGRAD_GEMM, default auto: OpenBLAS per block for
+  // large blocks), liegrad's own kernel alone, and OpenBLAS with its own threads.
+  Spread liegrad, liegrad_own, openblas;
+  std::string openblas_build;  // openblas_get_config() and its threading (pthreads / OpenMP)
   nlohmann::json to_json() const;
   std::string to_text() const;
 };

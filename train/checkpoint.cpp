@@ -16,6 +16,7 @@
 #include "core/alloc_limit.hpp"
 #include "core/errors.hpp"
 #include "groups/group.hpp"
+#include "train/run_config.hpp"
 
 namespace liegrad::train {
 
@@ -154,6 +155,48 @@ data::Vocab vocab_from_json(const nlohmann::json& j, const std::string& source) 
   }
 }
 
+nlohmann::json word_vocab_to_json(const data::WordTask& task) {
+  return {{"task", "words:" + task.group().name()},
+          {"inputs", task.inputs()},
+          {"input_vocab", task.input_vocab()},
+          {"classes", task.classes()}};
+}
+
+std::shared_ptr<data::WordTask> word_task_of(const nlohmann::json& config, const nlohmann::json* vocab,
+                                             const std::string& source) {
+  const RunConfig rc = parse_run_config(config);
+  if (!rc.data.words()) return nullptr;
+  auto task = std::make_shared<data::WordTask>(data::word_group_of(rc.data.dataset), rc.data.inputs);
+  if (vocab && *vocab != word_vocab_to_json(*task))
+    throw IoError(source + ": \"vocab\" " + vocab->dump() + " does not match the word task of its config (" +
+                  word_vocab_to_json(*task).dump() + ")");
+  return task;
+}
+
+nlohmann::json checkpoint_json(const nlohmann::json& config, const data::Vocab& vocab, models::Model<float>& model,
+                               int64_t step) {
+  if (vocab.size() != model.vocab_size())
+    throw ValueError("checkpoint: the vocabulary has " + std::to_string(vocab.size()) + " symbols but the model " +
+                     std::to_string(model.vocab_size()));
+  nlohmann::json j;
+  j["format"] = kCheckpointFormat;
+  j["version"] = kCheckpointVersion;
+  j["config"] = config;
+  j["config"]["model"] = model.config();
+  j["vocab"] = vocab_to_json(vocab);
+  j["step"] = step;
+  j["parameters"] = parameters_to_json(model);
+  return j;
+}
+
+void write_checkpoint(const std::string& path, const nlohmann::json& config, const data::Vocab& vocab,
+                      models::Model<float>& model, int64_t step) {
+  nlohmann::json j = checkpoint_json(config, vocab, model, step);
+  j["config"] = parse_run_config(j.at("config")).resolved();  // validates; what the trainer stores
+  j["config"]["model"] = model.config();
+  write_json_atomic(path, j);
+}
+
 nlohmann::json read_checkpoint(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError("cannot read checkpoint '" + path + "': no such file or not readable");
@@ -183,11 +226,12 @@ LoadedModel load_model(const nlohmann::json& j, const std::string& path) {
   const std::string source = "checkpoint '" + path + "'";
   LoadedModel m;
   m.config = j.at("config");
-  m.vocab = vocab_from_json(j.at("vocab"), source);
   if (!m.config.is_object() || !m.config.contains("model")) throw IoError(source + ": the config has no model section");
   if (!j.at("step").is_number_integer() || j.at("step").get<int64_t>() < 0)
     throw IoError(source + ": \"step\" is " + j.at("step").dump() + ", not a step number");
   m.step = j.at("step").get<int64_t>();
+  m.words = word_task_of(m.config, &j.at("vocab"), source);
+  if (!m.words) m.vocab = vocab_from_json(j.at("vocab"), source);
   {
     // The model must match the values the file holds, so it may not be much larger:
     // a small hostile file cannot make liegrad allocate gigabytes.
@@ -199,7 +243,10 @@ LoadedModel load_model(const nlohmann::json& j, const std::string& path) {
     const AllocationLimit limit(4 * held + (int64_t(1) << 20),
                                 source + ": the configured model is far larger than the " + std::to_string(held) +
                                     " parameter values the file holds");
-    m.model = models::make_model<float>(m.config.at("model"), m.vocab.size(), 0);
+    if (m.words)
+      m.model = models::make_model<float>(m.config.at("model"), m.words->input_vocab(), 0, m.words->classes());
+    else
+      m.model = models::make_model<float>(m.config.at("model"), m.vocab.size(), 0);
   }
   parameters_from_json(*m.model, j.at("parameters"), source);
   return m;

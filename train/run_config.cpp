@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/errors.hpp"
+#include "data/group_words.hpp"
 #include "models/config.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/schedule.hpp"
@@ -35,6 +36,46 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& path)
   }
 }
 
+bool DataConfig::words() const { return data::is_word_dataset(dataset); }
+
+namespace {
+
+// The data keys of a group word task ("words:<group>", data/group_words.hpp).
+void parse_word_data(ConfigReader& d, DataConfig& c) {
+  c.inputs = d.get_string("inputs", c.inputs, {"all", "generators"});
+  try {
+    data::WordTask(data::word_group_of(c.dataset), c.inputs);
+  } catch (const ValueError& e) {
+    throw ConfigError("data.dataset: " + std::string(e.what()));
+  }
+  c.min_len = d.get_int("min_len", c.min_len, 1, data::kMaxWordLength);
+  c.max_len = d.get_int("max_len", c.max_len, 1, data::kMaxWordLength);
+  if (c.min_len > c.max_len)
+    throw ConfigError("data.min_len: " + std::to_string(c.min_len) + " is above data.max_len = " +
+                      std::to_string(c.max_len));
+  if (d.has("eval_lengths")) {
+    const nlohmann::json& v = d.json().at("eval_lengths");
+    if (!v.is_array() || v.empty())
+      throw ConfigError("data.eval_lengths: expected a non-empty array of word lengths, e.g. [64, 128], got " + v.dump());
+    c.eval_lengths.clear();
+    for (const auto& x : v) {
+      if (!x.is_number_integer())
+        throw ConfigError("data.eval_lengths: expected integer lengths, got " + x.dump());
+      try {
+        data::check_word_length(x.get<int64_t>(), "data.eval_lengths");
+      } catch (const ValueError& e) {
+        throw ConfigError(e.what());
+      }
+      c.eval_lengths.push_back(x.get<int64_t>());
+    }
+  }
+  d.allow({"eval_lengths"});
+  c.val_sequences = d.get_int("val_sequences", c.val_sequences, 1, 1000000);
+  c.test_sequences = d.get_int("test_sequences", c.test_sequences, 1, 1000000);
+}
+
+}  // namespace
+
 void apply_overrides(nlohmann::json& config, const std::vector<std::string>& sets) {
   for (const auto& s : sets) {
     const size_t eq = s.find('=');
@@ -56,15 +97,19 @@ RunConfig parse_run_config(const nlohmann::json& j) {
 
   ConfigReader d(j.value("data", nlohmann::json::object()), "data");
   rc.data.dataset = d.get_string("dataset", rc.data.dataset);
-  if (rc.data.dataset != "tinyshakespeare" && rc.data.dataset != "ptb_char" && rc.data.dataset.rfind("text:", 0) != 0)
-    throw ConfigError("data.dataset: unknown dataset '" + printable(rc.data.dataset) +
-                      "' (expected \"tinyshakespeare\", \"ptb_char\" or \"text:<path>\")" +
-                      (nearest_word(rc.data.dataset, {"tinyshakespeare", "ptb_char"}).empty()
-                           ? ""
-                           : "; did you mean '" + nearest_word(rc.data.dataset, {"tinyshakespeare", "ptb_char"}) + "'?"));
-  rc.data.val_frac = d.get_double("val_frac", rc.data.val_frac, 0.0, 0.999);
-  rc.data.test_frac = d.get_double("test_frac", rc.data.test_frac, 0.0, 0.999);
-  if (rc.data.val_frac <= 0) throw ConfigError("data.val_frac: must be > 0 (a validation split is needed)");
+  if (rc.data.words()) {
+    parse_word_data(d, rc.data);
+  } else {
+    if (rc.data.dataset != "tinyshakespeare" && rc.data.dataset != "ptb_char" && rc.data.dataset.rfind("text:", 0) != 0)
+      throw ConfigError("data.dataset: unknown dataset '" + printable(rc.data.dataset) +
+                        "' (expected \"tinyshakespeare\", \"ptb_char\", \"text:<path>\" or \"words:<group>\")" +
+                        (nearest_word(rc.data.dataset, {"tinyshakespeare", "ptb_char"}).empty()
+                             ? ""
+                             : "; did you mean '" + nearest_word(rc.data.dataset, {"tinyshakespeare", "ptb_char"}) + "'?"));
+    rc.data.val_frac = d.get_double("val_frac", rc.data.val_frac, 0.0, 0.999);
+    rc.data.test_frac = d.get_double("test_frac", rc.data.test_frac, 0.0, 0.999);
+    if (rc.data.val_frac <= 0) throw ConfigError("data.val_frac: must be > 0 (a validation split is needed)");
+  }
   d.allow({"comment"});
   d.finish();
 
@@ -72,6 +117,9 @@ RunConfig parse_run_config(const nlohmann::json& j) {
   TrainConfig& c = rc.train;
   c.steps = t.get_int("steps", c.steps, 1);
   c.batch = t.get_int("batch", c.batch, 1);
+  if (rc.data.words() && t.has("seq_len"))
+    throw ConfigError("train.seq_len: not used by group word tasks (" + rc.data.dataset +
+                      "); set the word lengths with data.min_len and data.max_len");
   c.seq_len = t.get_int("seq_len", c.seq_len, 1);
   c.optimizer = t.get_string("optimizer", c.optimizer, optim::optimizer_names());
   if (t.has("lr") && t.json().at("lr").is_number() && t.json().at("lr").get<double>() <= 0)
@@ -87,6 +135,7 @@ RunConfig parse_run_config(const nlohmann::json& j) {
   c.clip = t.get_double_or_none("clip", c.clip, 0.0, 0.0);
   c.eval_interval = t.get_int("eval_interval", c.eval_interval, 1);
   c.eval_tokens = t.get_int("eval_tokens", c.eval_tokens, 0);
+  c.patience = t.get_int("patience", c.patience, 0);
   c.log_interval = t.get_int("log_interval", c.log_interval, 1);
   c.seed = static_cast<uint64_t>(t.get_int("seed", static_cast<int64_t>(c.seed), 0));
   c.threads = static_cast<int>(t.get_int("threads", c.threads, 1, 256));
@@ -103,7 +152,13 @@ RunConfig parse_run_config(const nlohmann::json& j) {
 nlohmann::json RunConfig::resolved() const {
   nlohmann::json j;
   j["model"] = model;
-  j["data"] = {{"dataset", data.dataset}, {"val_frac", data.val_frac}, {"test_frac", data.test_frac}};
+  if (data.words())
+    j["data"] = {{"dataset", data.dataset},         {"inputs", data.inputs},
+                 {"min_len", data.min_len},         {"max_len", data.max_len},
+                 {"eval_lengths", data.eval_lengths}, {"val_sequences", data.val_sequences},
+                 {"test_sequences", data.test_sequences}};
+  else
+    j["data"] = {{"dataset", data.dataset}, {"val_frac", data.val_frac}, {"test_frac", data.test_frac}};
   nlohmann::json t = {{"steps", train.steps},
                       {"batch", train.batch},
                       {"seq_len", train.seq_len},
@@ -119,7 +174,9 @@ nlohmann::json RunConfig::resolved() const {
                       {"seed", train.seed},
                       {"threads", train.threads}};
   if (train.time_budget_s > 0) t["time_budget_s"] = train.time_budget_s;  // only when set: older runs resolve as before
+  if (train.patience > 0) t["patience"] = train.patience;                  // likewise
   for (auto it = train.optimizer_options.begin(); it != train.optimizer_options.end(); ++it) t[it.key()] = it.value();
+  if (data.words()) t.erase("seq_len");  // word lengths come from the data section
   j["train"] = t;
   return j;
 }

@@ -2,11 +2,14 @@
 // document with three sections (every key is documented in docs/training.md):
 //
 //   { "model": { "type": "osmformer", ... },                      models/ keys
-//     "data":  { "dataset": "tinyshakespeare", "val_frac", "test_frac" },
+//     "data":  { "dataset": "tinyshakespeare", "val_frac", "test_frac" }
+//           or { "dataset": "words:S5", "inputs", "min_len", "max_len", "eval_lengths",
+//                "val_sequences", "test_sequences" }                (group words),
 //     "train": { "steps", "batch", "seq_len", "optimizer", "lr", "beta1", "beta2",
 //                "eps", "weight_decay", "momentum", "nesterov", "reorth_every",
 //                "schedule", "warmup", "min_lr_frac", "clip", "eval_interval",
-//                "eval_tokens", "log_interval", "seed", "threads" },
+//                "eval_tokens", "patience", "log_interval", "seed", "threads",
+//                "time_budget_s" },
 //     "comment": "..." }
 //
 // Unknown keys anywhere are a ConfigError suggesting the nearest known key; values
@@ -21,12 +24,19 @@
 namespace liegrad::train {
 
 struct DataConfig {
-  std::string dataset = "tinyshakespeare";  // or "ptb_char", "text:<path>"
+  std::string dataset = "tinyshakespeare";  // or "ptb_char", "text:<path>", "words:<group>"
   double val_frac = 0.05, test_frac = 0.05;  // for text:<path> corpora
+  // Group word tasks (data/group_words.hpp) only:
+  std::string inputs = "all";           // input symbols: "all" elements or the "generators"
+  int64_t min_len = 1, max_len = 64;    // training word lengths, uniform per batch
+  std::vector<int64_t> eval_lengths = {64, 128, 256, 512, 1024};  // final test lengths
+  int64_t val_sequences = 256;          // validation words (of length max_len) per evaluation
+  int64_t test_sequences = 100;         // test words per evaluation length
+  bool words() const;                   // dataset is "words:<group>"
 };
 
 struct TrainConfig {
-  int64_t steps = 2000, batch = 32, seq_len = 128;
+  int64_t steps = 2000, batch = 32, seq_len = 128;  // seq_len: not used by group word tasks
   std::string optimizer = "adamw";
   double lr = 3e-3;
   nlohmann::json optimizer_options = nlohmann::json::object();  // beta1, beta2, eps, weight_decay, ...
@@ -36,6 +46,10 @@ struct TrainConfig {
   double clip = 1.0;  // global-norm clipping; 0 = off
   int64_t eval_interval = 200;
   int64_t eval_tokens = 0;  // validation symbols used at interim evaluations; 0 = the whole split
+  // Early stopping: stop after this many interim evaluations in a row without a new best
+  // validation BPC (0 = off). The run then ends like a finished one (final evaluation,
+  // result.json with the best checkpoint's test BPC).
+  int64_t patience = 0;
   int64_t log_interval = 10;
   uint64_t seed = 1;
   int threads = 2;

@@ -13,12 +13,14 @@
 #include "core/parallel.hpp"
 #include "data/batcher.hpp"
 #include "data/datasets.hpp"
+#include "data/group_words.hpp"
 #include "optim/clip.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/schedule.hpp"
 #include "train/checkpoint.hpp"
 #include "train/evaluate.hpp"
 #include "train/run_config.hpp"
+#include "train/word_eval.hpp"
 
 namespace liegrad::train {
 
@@ -64,7 +66,8 @@ Array<float> array_from_json(const nlohmann::json& j, const std::string& what) {
 }
 
 // Keeps only metrics lines up to `step` (after a resume, later lines belong to the
-// lost part of the interrupted run and are recomputed).
+// lost part of the interrupted run and are recomputed) and drops final-evaluation
+// lines (those with "test_bpc"), which the resumed run writes again.
 void truncate_metrics(const fs::path& file, int64_t step) {
   if (!fs::exists(file)) return;
   std::ifstream in(file);
@@ -72,7 +75,7 @@ void truncate_metrics(const fs::path& file, int64_t step) {
   while (std::getline(in, line)) {
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.contains("step")) continue;
-    if (j.at("step").get<int64_t>() <= step) kept += line + "\n";
+    if (j.at("step").get<int64_t>() <= step && !j.contains("test_bpc")) kept += line + "\n";
   }
   write_file_atomic(file.string(), kept);
 }
@@ -101,10 +104,12 @@ class Run {
             (*x)["train"].erase("threads");
           }
         // Compare with every default filled in, the model's included.
-        const int64_t V = vocab_from_json(resume_ckpt.at("vocab"), last.string()).size();
-        auto full = [V](const nlohmann::json& c) {
+        const auto task = word_task_of(stored, &resume_ckpt.at("vocab"), last.string());
+        const int64_t V = task ? task->input_vocab() : vocab_from_json(resume_ckpt.at("vocab"), last.string()).size();
+        const int64_t C = task ? task->classes() : 0;
+        auto full = [V, C](const nlohmann::json& c) {
           nlohmann::json r = parse_run_config(c).resolved();
-          r["model"] = models::make_model<float>(r["model"], V, 0)->config();
+          r["model"] = models::make_model<float>(r["model"], V, 0, C)->config();
           return r;
         };
         if (full(a) != full(b))
@@ -123,14 +128,22 @@ class Run {
     rc_ = parse_run_config(config);
     const TrainConfig& t = rc_.train;
     set_num_threads(t.threads);
-    corpus_ = data::load_corpus(rc_.data.dataset, opt.data_dir, rc_.data.val_frac, rc_.data.test_frac);
-    if (static_cast<int64_t>(corpus_.train.size()) < t.seq_len + 2)
-      throw ConfigError("train.seq_len: " + std::to_string(t.seq_len) + " is longer than the training split (" +
-                        std::to_string(corpus_.train.size()) + " symbols)");
-    model_ = models::make_model<float>(rc_.model, corpus_.vocab.size(), t.seed);
+    if (rc_.data.words()) {
+      words_ = std::make_unique<data::WordTask>(data::word_group_of(rc_.data.dataset), rc_.data.inputs);
+      model_ = models::make_model<float>(rc_.model, words_->input_vocab(), t.seed, words_->classes());
+    } else {
+      corpus_ = data::load_corpus(rc_.data.dataset, opt.data_dir, rc_.data.val_frac, rc_.data.test_frac);
+      if (static_cast<int64_t>(corpus_.train.size()) < t.seq_len + 2)
+        throw ConfigError("train.seq_len: " + std::to_string(t.seq_len) + " is longer than the training split (" +
+                          std::to_string(corpus_.train.size()) + " symbols)");
+      model_ = models::make_model<float>(rc_.model, corpus_.vocab.size(), t.seed);
+    }
     optimizer_ = optim::make_optimizer<float>(t.optimizer, model_->parameters(), t.optimizer_options);
     schedule_ = std::make_unique<optim::Schedule>(optim::make_schedule(t.schedule, t.lr, t.warmup, t.steps, t.min_lr_frac));
-    if (model_->recurrent())
+    if (words_)
+      word_batcher_ = std::make_unique<data::WordBatcher>(*words_, t.batch, rc_.data.min_len, rc_.data.max_len,
+                                                          data::word_split_seed(t.seed, data::WordSplit::Train));
+    else if (model_->recurrent())
       seq_batcher_ = std::make_unique<data::SequentialBatcher>(corpus_.train, t.batch, t.seq_len);
     else
       rand_batcher_ = std::make_unique<data::RandomWindowBatcher>(corpus_.train, t.batch, t.seq_len, t.seed);
@@ -150,27 +163,38 @@ class Run {
     const TrainConfig& t = rc_.train;
     TrainResult r;
     r.parameters = model_->parameter_count();
-    say("model " + model_->type() + ": " + std::to_string(r.parameters) + " parameters; data " + corpus_.name + " (" +
-        std::to_string(corpus_.train.size()) + " train symbols, vocabulary " + std::to_string(corpus_.vocab.size()) +
-        ")" + (step_ > 0 ? "; resuming at step " + std::to_string(step_) : ""));
+    const std::string data_text =
+        words_ ? rc_.data.dataset + " (words of length " + std::to_string(rc_.data.min_len) + ".." +
+                     std::to_string(rc_.data.max_len) + ", " + std::to_string(words_->input_vocab()) + " input symbols, " +
+                     std::to_string(words_->classes()) + " classes)"
+               : corpus_.name + " (" + std::to_string(corpus_.train.size()) + " train symbols, vocabulary " +
+                     std::to_string(corpus_.vocab.size()) + ")";
+    say("model " + model_->type() + ": " + std::to_string(r.parameters) + " parameters; data " + data_text +
+        (step_ > 0 ? "; resuming at step " + std::to_string(step_) : ""));
     std::ofstream metrics(dir_ / "metrics.jsonl", std::ios::app);
     t0_ = Clock::now();
     const auto t0 = t0_;
     auto window_start = Clock::now();
     double window_loss = 0;
-    int64_t window_steps = 0, tokens_total = 0;
+    int64_t window_steps = 0, window_tokens = 0, window_correct = 0, tokens_total = 0;
     model_->set_training(true);
-    for (; step_ < t.steps; ++step_) {
+    for (; step_ < t.steps && !stopped_early_; ++step_) {
       const auto step_start = Clock::now();
       const double lr = current_lr();
-      const data::Batch batch = model_->recurrent() ? seq_batcher_->next() : rand_batcher_->next();
-      if (model_->recurrent() && batch.starts_new_pass) train_state_.clear();
+      const data::Batch batch = words_ ? word_batcher_->next()
+                                : model_->recurrent() ? seq_batcher_->next()
+                                                      : rand_batcher_->next();
+      // Language models carry recurrent state across windows; words are independent.
+      const bool carry = model_->recurrent() && !words_;
+      if (carry && batch.starts_new_pass) train_state_.clear();
       optimizer_->zero_grad();
       ag::Tape<float>::current().clear();
       // Dropout masks follow (seed, step), so a resumed run draws the same ones.
       model_->begin_step(t.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(step_));
-      ag::Varf logits = model_->forward(batch.inputs, batch.B, batch.T, model_->recurrent() ? &train_state_ : nullptr);
+      ag::Varf logits = model_->forward(batch.inputs, batch.B, batch.T, carry ? &train_state_ : nullptr);
+      // The mean over every position of -log p(target): the next symbol, or the running product.
       ag::Varf loss = ag::cross_entropy(logits, batch.targets);
+      if (words_) window_correct += count_correct(logits.value(), batch.targets);
       const double loss_value = loss.value().item();
       if (!std::isfinite(loss_value)) fail_non_finite("loss", loss_value);
       ag::backward(loss);
@@ -180,30 +204,53 @@ class Run {
       train_seconds_ += seconds_since(step_start);
       const bool time_up = t.time_budget_s > 0 && train_seconds_ >= t.time_budget_s;
       tokens_total += batch.B * batch.T;
+      tokens_seen_ += batch.B * batch.T;
+      window_tokens += batch.B * batch.T;
       window_loss += loss_value;
       ++window_steps;
       const int64_t done = step_ + 1;
       if (done % t.log_interval == 0 || done == t.steps || time_up) {
         const double dt = seconds_since(window_start);
-        const double tps = static_cast<double>(window_steps * t.batch * t.seq_len) / std::max(dt, 1e-9);
+        const double tps = static_cast<double>(window_tokens) / std::max(dt, 1e-9);
         const double mean_loss = window_loss / static_cast<double>(window_steps);
+        // Word tasks log the training accuracy over the window's positions instead of BPC.
+        const double acc = static_cast<double>(window_correct) / static_cast<double>(std::max<int64_t>(window_tokens, 1));
         nlohmann::json line = {{"step", done},         {"loss", mean_loss},  {"bpc", mean_loss / std::log(2.0)},
                                {"lr", lr},             {"grad_norm", norm},  {"tokens_per_s", tps},
                                {"elapsed_s", elapsed_before_ + seconds_since(t0)}};
+        if (words_) {
+          line.erase("bpc");
+          line["acc"] = acc;
+        }
         metrics << line.dump() << "\n" << std::flush;
         const double eta = t.time_budget_s > 0
                                ? std::max(0.0, t.time_budget_s - train_seconds_)
                                : static_cast<double>(t.steps - done) * dt / static_cast<double>(window_steps);
-        progress(done, mean_loss, tps, eta);
+        progress(done, mean_loss, words_ ? acc : mean_loss / std::log(2.0), tps, eta);
         window_loss = 0;
         window_steps = 0;
+        window_tokens = 0;
+        window_correct = 0;
         window_start = Clock::now();
       }
+      auto report = [&](double val_bpc) {
+        if (opt_.on_step) opt_.on_step(StepReport{done, t.steps, loss_value, lr, norm, val_bpc});
+      };
       if (time_up) {  // the time budget is used up: the final evaluation follows the loop
+        report(-1);
         ++step_;
         break;
       }
-      if (done % t.eval_interval == 0 && done != t.steps) evaluate_and_save(done, metrics);
+      double val_bpc = -1;
+      if (done % t.eval_interval == 0 && done != t.steps) val_bpc = evaluate_and_save(done, metrics);
+      report(val_bpc);
+      if (t.patience > 0 && evals_since_best_ >= t.patience) {  // early stop: the final evaluation follows
+        stopped_early_ = true;
+        ++step_;
+        say("no new best validation BPC in " + std::to_string(t.patience) + " evaluations: stopping early at step " +
+            std::to_string(step_) + " (best at step " + std::to_string(best_step_) + ")");
+        break;
+      }
       if ((opt_.stop && opt_.stop->load()) || (opt_.stop_at > 0 && done >= opt_.stop_at && done < t.steps)) {
         ++step_;
         save_checkpoint((dir_ / "last.json").string(), step_);
@@ -215,22 +262,34 @@ class Run {
       }
     }
     end_progress();
+    if (words_) return finish_words(r, metrics, t0, tokens_total);
     // Final evaluation over the whole splits.
     const EvalResult val = evaluate_bpc(*model_, corpus_.val, t.seq_len);
     const EvalResult test = corpus_.test.size() >= 2 ? evaluate_bpc(*model_, corpus_.test, t.seq_len) : EvalResult{};
     const int64_t steps_done = step_;  // t.steps, or fewer when the time budget ran out
     metrics << nlohmann::json{{"step", steps_done}, {"val_bpc", val.bpc}, {"test_bpc", test.bpc}}.dump() << "\n" << std::flush;
-    if (best_step_ < 0 || val.bpc < best_val_) {
-      best_val_ = val.bpc;
+    // The final model competes for best.json on the interim evaluations' measure.
+    const double selection = t.eval_tokens > 0 ? evaluate_bpc(*model_, corpus_.val, t.seq_len, t.eval_tokens).bpc : val.bpc;
+    if (best_step_ < 0 || selection < best_val_) {
+      best_val_ = selection;
       best_step_ = steps_done;
       save_checkpoint((dir_ / "best.json").string(), steps_done);
     }
     save_checkpoint((dir_ / "last.json").string(), steps_done);
+    // The best checkpoint over the whole splits (the final model's numbers when it is the best).
+    EvalResult best_val = val, best_test = test;
+    if (best_step_ != steps_done) {
+      const LoadedModel best = load_model((dir_ / "best.json").string());
+      best_val = evaluate_bpc(*best.model, corpus_.val, t.seq_len);
+      if (corpus_.test.size() >= 2) best_test = evaluate_bpc(*best.model, corpus_.test, t.seq_len);
+    }
     r.steps_done = steps_done;
     r.val_bpc = val.bpc;
     r.test_bpc = test.bpc;
-    r.best_val_bpc = best_val_;
+    r.best_val_bpc = best_val.bpc;
+    r.test_bpc_at_best = best_test.bpc;
     r.best_step = best_step_;
+    r.stopped_early = stopped_early_;
     r.seconds = seconds_since(t0) + elapsed_before_;
     r.tokens_per_second = static_cast<double>(tokens_total) / std::max(seconds_since(t0), 1e-9);
     nlohmann::json result = {{"model", model_->type()},
@@ -241,6 +300,8 @@ class Run {
                              {"test_bpc", r.test_bpc},
                              {"best_val_bpc", r.best_val_bpc},
                              {"best_step", r.best_step},
+                             {"test_bpc_at_best", r.test_bpc_at_best},
+                             {"stopped_early", r.stopped_early},
                              {"wall_seconds", r.seconds},
                              {"tokens_per_second", r.tokens_per_second},
                              {"train_seconds", train_seconds_},
@@ -248,11 +309,62 @@ class Run {
                              {"config", resolved_}};
     write_json_atomic((dir_ / "result.json").string(), result);
     say("validation BPC " + fixed(r.val_bpc) + ", test BPC " + fixed(r.test_bpc) + " after " +
-        std::to_string(r.steps_done) + " steps (" + format_duration(r.seconds) + ")");
+        std::to_string(r.steps_done) + " steps (" + format_duration(r.seconds) + "); best checkpoint (step " +
+        std::to_string(r.best_step) + "): validation " + fixed(r.best_val_bpc) + ", test " + fixed(r.test_bpc_at_best));
     return r;
   }
 
  private:
+  // The end of a word-task run: validation at data.max_len, the test words at every
+  // data.eval_lengths, the checkpoints and result.json.
+  TrainResult finish_words(TrainResult r, std::ofstream& metrics, Clock::time_point t0, int64_t tokens_total) {
+    const TrainConfig& t = rc_.train;
+    const int64_t steps_done = step_;  // t.steps, or fewer when the time budget ran out
+    const WordScores val = validate_words(steps_done, metrics);
+    const std::vector<WordScores> test = evaluate_word_lengths(*model_, *words_, t.seed, data::WordSplit::Test,
+                                                               rc_.data.eval_lengths, rc_.data.test_sequences);
+    if (best_step_ < 0 || val.loss < best_val_) {
+      best_val_ = val.loss;
+      best_step_ = steps_done;
+      save_checkpoint((dir_ / "best.json").string(), steps_done);
+    }
+    save_checkpoint((dir_ / "last.json").string(), steps_done);
+    nlohmann::json tests = nlohmann::json::array();
+    std::string summary;
+    for (const auto& s : test) {
+      tests.push_back(s.to_json());
+      summary += (summary.empty() ? "" : ", ") + std::to_string(s.length) + ": " + fixed(s.position_acc);
+    }
+    const nlohmann::json reach = reach_99_step_ >= 0 ? nlohmann::json(reach_99_step_) : nlohmann::json();
+    r.steps_done = steps_done;
+    r.best_step = best_step_;
+    r.seconds = seconds_since(t0) + elapsed_before_;
+    r.tokens_per_second = static_cast<double>(tokens_total) / std::max(seconds_since(t0), 1e-9);
+    r.words = {{"val", val.to_json()}, {"test", tests}, {"steps_to_99", reach}};
+    nlohmann::json result = {{"model", model_->type()},
+                             {"parameters", r.parameters},
+                             {"steps", r.steps_done},
+                             {"tokens_seen", tokens_seen_},
+                             {"task", rc_.data.dataset},
+                             {"input_vocab", words_->input_vocab()},
+                             {"classes", words_->classes()},
+                             {"val", val.to_json()},
+                             {"test", tests},
+                             {"steps_to_99", reach},
+                             {"best_val_loss", best_val_},
+                             {"best_step", best_step_},
+                             {"wall_seconds", r.seconds},
+                             {"tokens_per_second", r.tokens_per_second},
+                             {"train_seconds", train_seconds_},
+                             {"threads", t.threads},
+                             {"config", resolved_}};
+    write_json_atomic((dir_ / "result.json").string(), result);
+    say("validation accuracy " + fixed(val.position_acc) + " at length " + std::to_string(val.length) +
+        "; test accuracy by length: " + summary + " after " + std::to_string(steps_done) + " steps (" +
+        format_duration(r.seconds) + ")");
+    return r;
+  }
+
   static std::string fixed(double v) {
     char b[32];
     std::snprintf(b, sizeof b, "%.4f", v);
@@ -265,23 +377,25 @@ class Run {
     *opt_.log << s << "\n" << std::flush;
   }
 
-  void progress(int64_t done, double loss, double tps, double eta) {
+  // metric: BPC for language models, training accuracy for word tasks.
+  void progress(int64_t done, double loss, double metric, double tps, double eta) {
     if (!opt_.log) return;
     const TrainConfig& t = rc_.train;
+    const char* name = words_ ? "acc" : "bpc";
     char line[256];
     if (opt_.progress_bar) {
       const int width = 24;
       const int filled = static_cast<int>(width * done / t.steps);
       std::string bar(static_cast<size_t>(filled), '#');
       bar.resize(static_cast<size_t>(width), '.');
-      std::snprintf(line, sizeof line, "\rstep %lld/%lld [%s] loss %.4f  bpc %.4f  %.0f tok/s  ETA %s ",
-                    static_cast<long long>(done), static_cast<long long>(t.steps), bar.c_str(), loss,
-                    loss / std::log(2.0), tps, format_duration(eta).c_str());
+      std::snprintf(line, sizeof line, "\rstep %lld/%lld [%s] loss %.4f  %s %.4f  %.0f tok/s  ETA %s ",
+                    static_cast<long long>(done), static_cast<long long>(t.steps), bar.c_str(), loss, name, metric,
+                    tps, format_duration(eta).c_str());
       *opt_.log << line << std::flush;
       bar_open_ = true;
     } else {
-      std::snprintf(line, sizeof line, "step %lld/%lld loss %.4f bpc %.4f %.0f tok/s ETA %s",
-                    static_cast<long long>(done), static_cast<long long>(t.steps), loss, loss / std::log(2.0), tps,
+      std::snprintf(line, sizeof line, "step %lld/%lld loss %.4f %s %.4f %.0f tok/s ETA %s",
+                    static_cast<long long>(done), static_cast<long long>(t.steps), loss, name, metric, tps,
                     format_duration(eta).c_str());
       *opt_.log << line << "\n" << std::flush;
     }
@@ -292,16 +406,42 @@ class Run {
     bar_open_ = false;
   }
 
-  void evaluate_and_save(int64_t done, std::ofstream& metrics) {
-    const EvalResult val = evaluate_bpc(*model_, corpus_.val, rc_.train.seq_len, rc_.train.eval_tokens);
-    metrics << nlohmann::json{{"step", done}, {"val_bpc", val.bpc}}.dump() << "\n" << std::flush;
-    say("step " + std::to_string(done) + ": validation BPC " + fixed(val.bpc));
-    if (best_step_ < 0 || val.bpc < best_val_) {
-      best_val_ = val.bpc;
+  // Word tasks: scores on the validation words (length data.max_len), logged and noted
+  // for steps_to_99.
+  WordScores validate_words(int64_t done, std::ofstream& metrics) {
+    const WordScores v = evaluate_words(
+        *model_, data::word_eval_set(*words_, rc_.train.seed, data::WordSplit::Val, rc_.data.max_len, rc_.data.val_sequences));
+    metrics << nlohmann::json{{"step", done}, {"val_loss", v.loss}, {"val_acc", v.position_acc},
+                              {"val_seq_acc", v.sequence_acc}}.dump()
+            << "\n" << std::flush;
+    if (reach_99_step_ < 0 && v.position_acc >= 0.99) reach_99_step_ = done;
+    say("step " + std::to_string(done) + ": validation loss " + fixed(v.loss) + ", accuracy " + fixed(v.position_acc) +
+        " at length " + std::to_string(rc_.data.max_len));
+    return v;
+  }
+
+  // Returns the selection criterion (validation BPC, or loss for word tasks).
+  double evaluate_and_save(int64_t done, std::ofstream& metrics) {
+    // The selection criterion, lower is better: validation BPC, or loss for word tasks.
+    double criterion = 0;
+    if (words_) {
+      criterion = validate_words(done, metrics).loss;
+    } else {
+      const EvalResult val = evaluate_bpc(*model_, corpus_.val, rc_.train.seq_len, rc_.train.eval_tokens);
+      metrics << nlohmann::json{{"step", done}, {"val_bpc", val.bpc}}.dump() << "\n" << std::flush;
+      say("step " + std::to_string(done) + ": validation BPC " + fixed(val.bpc));
+      criterion = val.bpc;
+    }
+    if (best_step_ < 0 || criterion < best_val_) {
+      best_val_ = criterion;
       best_step_ = done;
+      evals_since_best_ = 0;
       save_checkpoint((dir_ / "best.json").string(), done);
+    } else {
+      ++evals_since_best_;
     }
     save_checkpoint((dir_ / "last.json").string(), done);
+    return criterion;
   }
 
   // The learning rate of step step_. With a time budget, the decay after warm-up runs
@@ -335,22 +475,28 @@ class Run {
     j["format"] = kCheckpointFormat;
     j["version"] = kCheckpointVersion;
     j["config"] = resolved_;
-    j["vocab"] = vocab_to_json(corpus_.vocab);
+    j["vocab"] = words_ ? word_vocab_to_json(*words_) : vocab_to_json(corpus_.vocab);
     j["step"] = step;
     j["parameters"] = parameters_to_json(*model_);
     j["optimizer"] = optimizer_->state_to_json();
     nlohmann::json data;
     if (rand_batcher_) data["random_batcher"] = rand_batcher_->state();
     if (seq_batcher_) data["sequential_position"] = seq_batcher_->position();
+    if (word_batcher_) data["word_batcher"] = word_batcher_->state();
     j["data_position"] = data;
     nlohmann::json state = nlohmann::json::array();
     for (const auto& a : train_state_.tensors) state.push_back(array_to_json(a));
     j["train_state"] = state;
-    j["progress"] = {{"best_val_bpc", best_step_ >= 0 ? nlohmann::json(best_val_) : nlohmann::json()},
+    j["progress"] = {{best_key(), best_step_ >= 0 ? nlohmann::json(best_val_) : nlohmann::json()},
                      {"best_step", best_step_},
+                     {"evals_since_best", evals_since_best_},
                      {"elapsed_s", elapsed_before_ + seconds_since(t0_)},
                      {"train_seconds", train_seconds_},
                      {"warmup_seconds", warmup_seconds_}};
+    if (words_) {
+      j["progress"]["steps_to_99"] = reach_99_step_;
+      j["progress"]["tokens_seen"] = tokens_seen_;
+    }
     write_json_atomic(path, j);
   }
 
@@ -363,17 +509,26 @@ class Run {
     if (rand_batcher_ && d.contains("random_batcher")) rand_batcher_->set_state(d.at("random_batcher").get<std::string>());
     if (seq_batcher_ && d.contains("sequential_position"))
       seq_batcher_->set_position(d.at("sequential_position").get<int64_t>());
+    if (word_batcher_ && d.contains("word_batcher")) word_batcher_->set_state(d.at("word_batcher").get<std::string>());
     train_state_.clear();
     for (const auto& a : j.value("train_state", nlohmann::json::array()))
       train_state_.tensors.push_back(array_from_json(a, src + " train_state"));
     const auto& p = j.value("progress", nlohmann::json::object());
     best_step_ = p.value("best_step", int64_t{-1});
-    if (best_step_ >= 0) best_val_ = p.at("best_val_bpc").get<double>();
+    if (best_step_ >= 0) best_val_ = p.at(best_key()).get<double>();
+    // An early-stopped run is finished: resuming it goes straight to the final evaluation.
+    evals_since_best_ = p.value("evals_since_best", int64_t{0});
+    stopped_early_ = rc_.train.patience > 0 && evals_since_best_ >= rc_.train.patience;
+    reach_99_step_ = p.value("steps_to_99", int64_t{-1});
+    tokens_seen_ = p.value("tokens_seen", int64_t{0});
     elapsed_before_ = p.value("elapsed_s", 0.0);
     train_seconds_ = p.value("train_seconds", 0.0);
     warmup_seconds_ = p.value("warmup_seconds", -1.0);
     truncate_metrics(dir_ / "metrics.jsonl", step_);
   }
+
+  // The checkpoint's progress key of the best validation value.
+  const char* best_key() const { return words_ ? "best_val_loss" : "best_val_bpc"; }
 
   TrainOptions opt_;
   fs::path dir_;
@@ -385,10 +540,16 @@ class Run {
   std::unique_ptr<optim::Schedule> schedule_;
   std::unique_ptr<data::RandomWindowBatcher> rand_batcher_;
   std::unique_ptr<data::SequentialBatcher> seq_batcher_;
+  std::unique_ptr<data::WordTask> words_;          // group word tasks only
+  std::unique_ptr<data::WordBatcher> word_batcher_;
+  int64_t reach_99_step_ = -1;  // words: first evaluation step with validation accuracy >= 0.99
+  int64_t tokens_seen_ = 0;     // positions trained on, all segments (words have varying lengths)
   models::RecurrentState<float> train_state_;
   int64_t step_ = 0;
   double best_val_ = 0;
   int64_t best_step_ = -1;
+  int64_t evals_since_best_ = 0;  // interim evaluations since the last new best (train.patience)
+  bool stopped_early_ = false;
   double elapsed_before_ = 0;  // wall time of earlier segments of a resumed run
   double train_seconds_ = 0;   // time spent in training steps, all segments (train.time_budget_s)
   double warmup_seconds_ = -1;  // train_seconds_ when warm-up ended; -1 before

@@ -1,0 +1,92 @@
+// One float SIMD vocabulary over the instruction set the build targets, so the hot
+// kernels (core/small_gemm.cpp, core/vmath.hpp) are written once:
+//   AVX-512F      V = __m512, 16 lanes, 32 registers, masks are __mmask16;
+//   AVX2 + FMA    V = __m256,  8 lanes, 16 registers, masks are lane vectors;
+//   neither       LIEGRAD_SIMD is 0 and callers keep their plain loops.
+// A Mask selects the first `rem` lanes (rem in 1..kLanes); masked loads read zeros
+// in the other lanes and never touch their memory, masked stores leave it alone.
+// ldexp(p, n) = p 2^n for lanes of n holding integers in [-252, 252], with IEEE
+// overflow to inf and gradual underflow to 0 (AVX-512: vscalefps; AVX2: two exact
+// multiplications by powers of two built in the exponent field, so each factor
+// stays a normal float).
+#pragma once
+#include <cstdint>
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#include <immintrin.h>
+#endif
+
+#if defined(__AVX512F__)
+#define LIEGRAD_SIMD 512
+#elif defined(__AVX2__) && defined(__FMA__)
+#define LIEGRAD_SIMD 256
+#else
+#define LIEGRAD_SIMD 0
+#endif
+
+namespace liegrad::simd {
+
+#if LIEGRAD_SIMD == 512
+using V = __m512;
+using Mask = __mmask16;
+constexpr int kLanes = 16;
+constexpr int kRegisters = 32;
+inline Mask tail_mask(int64_t rem) { return static_cast<Mask>(rem >= 16 ? 0xFFFF : (1u << rem) - 1); }
+inline V zero() { return _mm512_setzero_ps(); }
+inline V set1(float x) { return _mm512_set1_ps(x); }
+inline V load(const float* p) { return _mm512_loadu_ps(p); }
+inline V load(Mask m, const float* p) { return _mm512_maskz_loadu_ps(m, p); }
+inline void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+inline void store(float* p, Mask m, V v) { _mm512_mask_storeu_ps(p, m, v); }
+inline V add(V a, V b) { return _mm512_add_ps(a, b); }
+inline V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+inline V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+inline V div(V a, V b) { return _mm512_div_ps(a, b); }
+inline V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }    // a b + c
+inline V fnmadd(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }  // c - a b
+// min/max return the second operand when either is NaN (as minps/maxps do).
+inline V min(V a, V b) { return _mm512_min_ps(a, b); }
+inline V max(V a, V b) { return _mm512_max_ps(a, b); }
+inline V abs(V a) { return _mm512_abs_ps(a); }
+inline V bit_and(V a, V b) { return _mm512_and_ps(a, b); }
+inline V bit_or(V a, V b) { return _mm512_or_ps(a, b); }
+inline V round_nearest(V a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+inline V ldexp(V p, V n) { return _mm512_scalef_ps(p, n); }
+
+#elif LIEGRAD_SIMD == 256
+using V = __m256;
+using Mask = __m256i;
+constexpr int kLanes = 8;
+constexpr int kRegisters = 16;
+inline Mask tail_mask(int64_t rem) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(rem >= 8 ? 8 : rem)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+inline V zero() { return _mm256_setzero_ps(); }
+inline V set1(float x) { return _mm256_set1_ps(x); }
+inline V load(const float* p) { return _mm256_loadu_ps(p); }
+inline V load(Mask m, const float* p) { return _mm256_maskload_ps(p, m); }
+inline void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+inline void store(float* p, Mask m, V v) { _mm256_maskstore_ps(p, m, v); }
+inline V add(V a, V b) { return _mm256_add_ps(a, b); }
+inline V sub(V a, V b) { return _mm256_sub_ps(a, b); }
+inline V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+inline V div(V a, V b) { return _mm256_div_ps(a, b); }
+inline V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+inline V fnmadd(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }
+inline V min(V a, V b) { return _mm256_min_ps(a, b); }
+inline V max(V a, V b) { return _mm256_max_ps(a, b); }
+inline V abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+inline V bit_and(V a, V b) { return _mm256_and_ps(a, b); }
+inline V bit_or(V a, V b) { return _mm256_or_ps(a, b); }
+inline V round_nearest(V a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+// 2^k for integer lanes k in [-126, 127], built in the exponent field.
+inline V pow2i(__m256i k) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k, _mm256_set1_epi32(127)), 23)); }
+inline V ldexp(V p, V n) {
+  const __m256i k = _mm256_cvtps_epi32(n);
+  const __m256i k1 = _mm256_srai_epi32(k, 1);  // k = k1 + k2, both within the normal range
+  const __m256i k2 = _mm256_sub_epi32(k, k1);
+  return _mm256_mul_ps(_mm256_mul_ps(p, pow2i(k1)), pow2i(k2));
+}
+#endif
+
+}  // namespace liegrad::simd

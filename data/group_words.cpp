@@ -1,0 +1,142 @@
+// Group word generation, training batches and evaluation sets (see group_words.hpp).
+#include "data/group_words.hpp"
+
+#include <sstream>
+
+#include "core/errors.hpp"
+
+namespace liegrad::data {
+
+namespace {
+
+constexpr std::string_view kPrefix = "words:";
+
+// splitmix64's finaliser (Steele, Lea & Flood 2014): mixes a seed and a length
+// into the seed of one evaluation set.
+uint64_t mix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+bool is_word_dataset(std::string_view dataset) { return dataset.starts_with(kPrefix); }
+
+std::string word_group_of(const std::string& dataset) {
+  if (!is_word_dataset(dataset) || dataset.size() == kPrefix.size())
+    throw ValueError("'" + dataset + "' is not a group word task; expected words:<group>, e.g. words:S5 (groups: " +
+                     finite_group_families() + ")");
+  return dataset.substr(kPrefix.size());
+}
+
+void check_word_length(int64_t length, const std::string& what) {
+  if (length < 1) throw ValueError(what + ": a word length must be >= 1, got " + std::to_string(length));
+  if (length > kMaxWordLength)
+    throw ValueError(what + ": length " + std::to_string(length) + " is over the limit of " +
+                     std::to_string(kMaxWordLength));
+}
+
+uint64_t word_split_seed(uint64_t run_seed, WordSplit split) {
+  return 0x9E3779B97F4A7C15ULL + 3 * run_seed + static_cast<uint64_t>(split);
+}
+
+WordTask::WordTask(const std::string& group, const std::string& inputs) : inputs_(inputs) {
+  if (inputs != "all" && inputs != "generators")
+    throw ValueError("group word inputs: unknown value '" + inputs + "' (expected \"all\" or \"generators\")");
+  group_ = std::make_shared<const FiniteGroup>(group);
+  if (inputs == "all") {
+    for (int32_t i = 0; i < group_->order(); ++i) symbols_.push_back(i);
+  } else {
+    symbols_ = group_->standard_generators();
+  }
+}
+
+int32_t WordTask::element_of(int32_t symbol) const {
+  if (symbol < 0 || symbol >= input_vocab())
+    throw ValueError("words:" + group_->name() + ": input symbol " + std::to_string(symbol) + " is outside [0, " +
+                     std::to_string(input_vocab()) + ")");
+  return symbols_[static_cast<size_t>(symbol)];
+}
+
+std::vector<int32_t> WordTask::running_products(std::span<const int32_t> inputs) const {
+  std::vector<int32_t> out(inputs.size());
+  int32_t y = group_->identity();
+  for (size_t t = 0; t < inputs.size(); ++t) {
+    y = group_->multiply(y, element_of(inputs[t]));
+    out[t] = y;
+  }
+  return out;
+}
+
+Batch WordTask::sample(Rng& rng, int64_t B, int64_t L) const {
+  if (B < 1) throw ValueError("group words: batch must be >= 1, got " + std::to_string(B));
+  check_word_length(L, "group words");
+  Batch out;
+  out.B = B;
+  out.T = L;
+  out.inputs.resize(static_cast<size_t>(B * L));
+  out.targets.resize(static_cast<size_t>(B * L));
+  for (int64_t b = 0; b < B; ++b) {
+    int32_t y = group_->identity();
+    for (int64_t t = 0; t < L; ++t) {
+      const auto i = static_cast<size_t>(b * L + t);
+      const auto s = static_cast<int32_t>(rng.integer(input_vocab()));
+      y = group_->multiply(y, symbols_[static_cast<size_t>(s)]);
+      out.inputs[i] = s;
+      out.targets[i] = y;
+    }
+  }
+  return out;
+}
+
+WordBatcher::WordBatcher(const WordTask& task, int64_t batch, int64_t min_len, int64_t max_len, uint64_t seed)
+    : task_(&task), B_(batch), min_len_(min_len), max_len_(max_len), rng_(seed) {
+  if (batch < 1) throw ValueError("WordBatcher: batch must be >= 1, got " + std::to_string(batch));
+  check_word_length(min_len, "WordBatcher: min_len");
+  check_word_length(max_len, "WordBatcher: max_len");
+  if (min_len > max_len)
+    throw ValueError("WordBatcher: min_len " + std::to_string(min_len) + " is above max_len " + std::to_string(max_len));
+}
+
+Batch WordBatcher::next() {
+  const int64_t L = min_len_ + rng_.integer(max_len_ - min_len_ + 1);
+  Batch out = task_->sample(rng_, B_, L);
+  out.starts_new_pass = true;
+  ++drawn_;
+  return out;
+}
+
+std::string WordBatcher::state() const {
+  std::ostringstream os;
+  os << "words-v1 " << B_ << ' ' << min_len_ << ' ' << max_len_ << ' ' << drawn_ << ' ' << rng_.state();
+  return os.str();
+}
+
+void WordBatcher::set_state(const std::string& s) {
+  std::istringstream is(s);
+  std::string tag;
+  int64_t b = 0, lo = 0, hi = 0, drawn = 0;
+  if (!(is >> tag >> b >> lo >> hi >> drawn) || tag != "words-v1" || drawn < 0)
+    throw ValueError("WordBatcher::set_state: malformed state '" + s + "'");
+  if (b != B_ || lo != min_len_ || hi != max_len_)
+    throw ValueError("WordBatcher::set_state: the state was saved for B=" + std::to_string(b) + ", lengths " +
+                     std::to_string(lo) + ".." + std::to_string(hi) + " but this batcher has B=" + std::to_string(B_) +
+                     ", lengths " + std::to_string(min_len_) + ".." + std::to_string(max_len_));
+  std::string rest;
+  std::getline(is >> std::ws, rest);
+  Rng r;
+  r.set_state(rest);
+  rng_ = r;
+  drawn_ = drawn;
+}
+
+Batch word_eval_set(const WordTask& task, uint64_t run_seed, WordSplit split, int64_t length, int64_t count) {
+  check_word_length(length, "evaluation length");
+  if (count < 1) throw ValueError("evaluation words: count must be >= 1, got " + std::to_string(count));
+  Rng rng(mix64(word_split_seed(run_seed, split) ^ mix64(static_cast<uint64_t>(length))));
+  return task.sample(rng, count, length);
+}
+
+}  // namespace liegrad::data

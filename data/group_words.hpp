@@ -1,0 +1,102 @@
+// Group word problems, the task family "words:G" (state tracking; Liu et al. 2023,
+// "Transformers Learn Shortcuts to Automata"; Merrill, Petty & Sabharwal 2024,
+// "The Illusion of State in State-Space Models"): a word is a sequence of
+// elements x_1 .. x_L of a finite group G (data/finite_group.hpp) and the target
+// at position t is the running product y_t = x_1 . x_2 . ... . x_t, a class id in
+// 0 .. |G|-1. Unlike a language model, the output vocabulary (|G| classes) is not
+// the input vocabulary and the target is not the next input symbol.
+//
+// Input symbols are either every element ("all": symbol i is element i, V = |G|)
+// or the group's standard generating set ("generators": symbol i is generator i,
+// V = number of generators).
+//
+// Nothing is stored on disk: words are drawn from seeded generators. Each split
+// has its own seed, word_split_seed(run seed, split), distinct for every (run
+// seed, split) pair, so train, validation and test streams never share a
+// generator (for any two run seeds either). Training batches draw one length L
+// uniform in [min_len, max_len] per batch and B words of that length (rows of a
+// batch share L, so no padding or masking is needed). Evaluation sets are fixed
+// per (run seed, split, length): the same words whatever else is evaluated.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "data/batcher.hpp"
+#include "data/finite_group.hpp"
+
+namespace liegrad::data {
+
+// The longest word liegrad generates, for training or evaluation.
+inline constexpr int64_t kMaxWordLength = 4096;
+
+// True for "words:<group>" dataset names.
+bool is_word_dataset(std::string_view dataset);
+// "words:S5" -> "S5"; ValueError when the name is not "words:" followed by a group.
+std::string word_group_of(const std::string& dataset);
+// Throws ValueError "<what>: ..." unless 1 <= length <= kMaxWordLength.
+void check_word_length(int64_t length, const std::string& what);
+
+enum class WordSplit { Train = 0, Val = 1, Test = 2 };
+// The seed of a split's stream: 0x9E3779B97F4A7C15 + 3 * run_seed + split (mod 2^64),
+// injective in (run_seed, split) because 3 is invertible mod 2^64.
+uint64_t word_split_seed(uint64_t run_seed, WordSplit split);
+
+class WordTask {
+ public:
+  // group: a FiniteGroup name ("S5"); inputs: "all" or "generators". ValueError
+  // for an unknown group or inputs value.
+  explicit WordTask(const std::string& group, const std::string& inputs = "all");
+
+  const FiniteGroup& group() const { return *group_; }
+  const std::string& inputs() const { return inputs_; }
+  int64_t input_vocab() const { return static_cast<int64_t>(symbols_.size()); }  // V
+  int64_t classes() const { return group_->order(); }                             // C = |G|
+  // The group element (id) of input symbol s; ValueError outside [0, V).
+  int32_t element_of(int32_t symbol) const;
+  // inputs (n) symbol ids -> (n) running products: out[t] = id of g(x_0) . ... . g(x_t).
+  std::vector<int32_t> running_products(std::span<const int32_t> inputs) const;
+  // B words of length L, symbols uniform over the input vocabulary, drawn from rng:
+  // inputs (B,L) and targets (B,L), every row's products starting at the identity.
+  Batch sample(Rng& rng, int64_t B, int64_t L) const;
+
+ private:
+  std::shared_ptr<const FiniteGroup> group_;
+  std::string inputs_;
+  std::vector<int32_t> symbols_;  // (V): element id of each input symbol
+};
+
+// Training batches of words (the task must outlive the batcher).
+class WordBatcher {
+ public:
+  // Needs batch >= 1 and 1 <= min_len <= max_len <= kMaxWordLength (ValueError).
+  WordBatcher(const WordTask& task, int64_t batch, int64_t min_len, int64_t max_len, uint64_t seed);
+  WordBatcher(WordTask&&, int64_t, int64_t, int64_t, uint64_t) = delete;
+
+  // B words of one length L uniform in [min_len, max_len]; starts_new_pass is
+  // always true (words are independent: recurrent state never carries over).
+  Batch next();
+
+  int64_t batches_drawn() const { return drawn_; }
+  // Text "words-v1 B min_len max_len batches_drawn <rng state>"; set_state throws
+  // ValueError when the text is malformed or was saved for another B or lengths.
+  std::string state() const;
+  void set_state(const std::string& s);
+
+ private:
+  const WordTask* task_;
+  int64_t B_, min_len_, max_len_;
+  int64_t drawn_ = 0;
+  Rng rng_;
+};
+
+// The fixed evaluation words of a split at one length: `count` words (count, length)
+// from a generator seeded by the split's seed and the length. ValueError when the
+// length is outside [1, kMaxWordLength] or count < 1.
+Batch word_eval_set(const WordTask& task, uint64_t run_seed, WordSplit split, int64_t length, int64_t count);
+
+}  // namespace liegrad::data

@@ -1,0 +1,161 @@
+// Fused causal multi-head self-attention (see causal_mha.hpp).
+#include "kernels/causal_mha.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "kernels/causal_softmax.hpp"
+#include "autograd/tape.hpp"
+#include "core/buffer.hpp"
+#include "core/parallel.hpp"
+#include "core/profile.hpp"
+#include "core/small_gemm.hpp"
+
+namespace liegrad::kernels {
+
+using namespace ag;
+
+namespace {
+
+constexpr int64_t kRows = 16;
+
+template <class T>
+struct Saved {
+  int64_t B = 0, T_ = 0, D = 0, h = 0, e = 0;
+  T scale = 1;
+  std::vector<T> slopes;
+  Buffer<T> P;  // (B*h,T,T), every row written, zero above the diagonal
+};
+
+// out (e x T, ld T) = the e columns at `in` of T rows with row stride ld.
+template <class T>
+void gather_transpose(int64_t T_, int64_t e, const T* in, int64_t ld, T* out) {
+  for (int64_t i = 0; i < T_; ++i)
+    for (int64_t c = 0; c < e; ++c) out[c * T_ + i] = in[i * ld + c];
+}
+
+template <class F>
+void row_blocks(int64_t T_, F&& f) {
+  for (int64_t i0 = 0; i0 < T_; i0 += kRows) f(i0, std::min(kRows, T_ - i0));
+}
+
+// Head k of batch row b in a (B,T,3D) q|k|v array: its q, k and v columns (row stride 3D).
+template <class Ptr>
+struct HeadSlices {
+  Ptr q, k, v;
+};
+template <class Ptr>
+HeadSlices<Ptr> head_slices(Ptr qkv, int64_t b, int64_t k, int64_t T_, int64_t D, int64_t e) {
+  Ptr q = qkv + b * T_ * 3 * D + k * e;
+  return {q, q + D, q + 2 * D};
+}
+
+bool go_parallel(int64_t items, int64_t T_, int64_t e) {
+  return items > 1 && 4 * items * T_ * T_ * e >= kMinParallelFlops && !in_parallel_region();
+}
+
+template <class T>
+void forward(Saved<T>& sv, const T* qkv, T* out) {
+  const int64_t B = sv.B, T_ = sv.T_, D = sv.D, h = sv.h, e = sv.e, ld = 3 * D, TT = T_ * T_;
+#pragma omp parallel if (go_parallel(B * h, T_, e))
+  {
+    std::vector<T> kt(static_cast<size_t>(e * T_));
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t bk = 0; bk < B * h; ++bk) {
+      const int64_t b = bk / h, k = bk % h;
+      const auto [q, kk, v] = head_slices(qkv, b, k, T_, D, e);
+      T* P = sv.P.data() + bk * TT;
+      const T sl = sv.slopes.empty() ? T(0) : sv.slopes[static_cast<size_t>(k)];
+      gather_transpose(T_, e, kk, ld, kt.data());
+      row_blocks(T_, [&](int64_t i0, int64_t rows) {  // S = scale q k^T, causal part
+        small_gemm_ld<T>(false, false, rows, i0 + rows, e, sv.scale, q + i0 * ld, ld, kt.data(), T_, T(0), P + i0 * T_, T_);
+      });
+      for (int64_t i = 0; i < T_; ++i) {  // P = causal softmax of S, in place
+        T* pi = P + i * T_;
+        causal_softmax_row(i, pi, T(1), sl, pi);
+        std::fill(pi + i + 1, pi + T_, T(0));
+      }
+      row_blocks(T_, [&](int64_t i0, int64_t rows) {  // o = P v
+        small_gemm_ld<T>(false, false, rows, e, i0 + rows, T(1), P + i0 * T_, T_, v, ld, T(0),
+                         out + (b * T_ + i0) * D + k * e, D);
+      });
+    }
+  }
+}
+
+template <class T>
+void backward(const Saved<T>& sv, const T* G, const T* qkv, T* dqkv) {
+  const int64_t B = sv.B, T_ = sv.T_, D = sv.D, h = sv.h, e = sv.e, ld = 3 * D, TT = T_ * T_;
+#pragma omp parallel if (go_parallel(B * h, T_, e))
+  {
+    std::vector<T> vt(static_cast<size_t>(e * T_)), dP(static_cast<size_t>(TT));
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t bk = 0; bk < B * h; ++bk) {
+      const int64_t b = bk / h, k = bk % h;
+      const auto [q, kk, v] = head_slices(qkv, b, k, T_, D, e);
+      const auto [dq, dk, dv] = head_slices(dqkv, b, k, T_, D, e);
+      const T* P = sv.P.data() + bk * TT;
+      const T* dO = G + b * T_ * D + k * e;
+      gather_transpose(T_, e, v, ld, vt.data());
+      row_blocks(T_, [&](int64_t i0, int64_t rows) {
+        // dP = dO v^T (causal part); dv += P^T dO.
+        small_gemm_ld<T>(false, false, rows, i0 + rows, e, T(1), dO + i0 * D, D, vt.data(), T_, T(0),
+                         dP.data() + i0 * T_, T_);
+        small_gemm_ld<T>(true, false, rows, e, T_ - i0, T(1), P + i0 * T_ + i0, T_, dO + i0 * D, D, T(1),
+                         dv + i0 * ld, ld);
+      });
+      for (int64_t i = 0; i < T_; ++i) {  // dS = P (dP - rowsum(P dP)), in place in dP
+        const T* pi = P + i * T_;
+        T* di = dP.data() + i * T_;
+        T dot = 0;
+#pragma omp simd reduction(+ : dot)
+        for (int64_t j = 0; j <= i; ++j) dot += pi[j] * di[j];
+#pragma omp simd
+        for (int64_t j = 0; j <= i; ++j) di[j] = pi[j] * (di[j] - dot);
+        std::fill(di + i + 1, di + T_, T(0));
+      }
+      row_blocks(T_, [&](int64_t i0, int64_t rows) {
+        // dq += scale dS k;  dk += scale dS^T q.
+        small_gemm_ld<T>(false, false, rows, e, i0 + rows, sv.scale, dP.data() + i0 * T_, T_, kk, ld, T(1),
+                         dq + i0 * ld, ld);
+        small_gemm_ld<T>(true, false, rows, e, T_ - i0, sv.scale, dP.data() + i0 * T_ + i0, T_, q + i0 * ld, ld, T(1),
+                         dk + i0 * ld, ld);
+      });
+    }
+  }
+}
+
+}  // namespace
+
+template <class T>
+Var<T> causal_self_attention(const Var<T>& qkv, int heads, const std::vector<T>& slopes, T scale) {
+  const Shape& s = qkv.shape();
+  if (s.ndim != 3 || heads < 1 || s[2] % (3 * heads) != 0)
+    throw ShapeError("causal_self_attention: expected qkv (B,T,3D) with D divisible by " + std::to_string(heads) +
+                     " heads, got " + s.str());
+  if (!slopes.empty() && static_cast<int>(slopes.size()) != heads)
+    throw ShapeError("causal_self_attention: " + std::to_string(slopes.size()) + " slopes for " +
+                     std::to_string(heads) + " heads");
+  prof::Scope timed(prof::Family::Attention);
+  auto sv = std::make_shared<Saved<T>>();
+  sv->B = s[0];
+  sv->T_ = s[1];
+  sv->D = s[2] / 3;
+  sv->h = heads;
+  sv->e = sv->D / heads;
+  sv->scale = scale;
+  sv->slopes = slopes;
+  sv->P = Buffer<T>(sv->B * heads * sv->T_ * sv->T_);
+  Array<T> out(Shape{sv->B, sv->T_, sv->D});
+  forward(*sv, qkv.value().data(), out.data());
+  return record_op<T>(std::move(out), {&qkv}, [qkv, sv](const Array<T>& G) {
+    prof::Scope timed_b(prof::Family::Attention);
+    backward(*sv, G.data(), qkv.value().data(), qkv.node()->grad_ref().data());
+  });
+}
+
+template Var<float> causal_self_attention(const Var<float>&, int, const std::vector<float>&, float);
+template Var<double> causal_self_attention(const Var<double>&, int, const std::vector<double>&, double);
+
+}  // namespace liegrad::kernels

@@ -1,0 +1,165 @@
+// The fused kernels' check lists (see kernel_checks.hpp).
+#include "kernels/kernel_checks.hpp"
+
+#include <memory>
+#include <string>
+
+#include "autograd/elementwise.hpp"
+#include "groups/group.hpp"
+#include "kernels/causal_mha.hpp"
+#include "kernels/lstm_scan.hpp"
+#include "kernels/mean_attention.hpp"
+#include "kernels/osm_scan.hpp"
+#include "kernels/reference.hpp"
+#include "kernels/relative_update.hpp"
+
+namespace liegrad::kernels {
+
+namespace {
+
+using A = Array<double>;
+using Vs = std::vector<ag::Vard>;
+
+// A check_vjp over Gaussian inputs of the given shapes.
+ag::OpCheck gaussian_check(const std::string& name, std::vector<Shape> shapes, ag::VjpFn f) {
+  return {name, [=](Rng& rng) {
+            std::vector<A> inputs;
+            for (const Shape& s : shapes) inputs.push_back(rng.normal_array<double>(s));
+            return ag::check_vjp(name, f, inputs, rng);
+          }};
+}
+
+// fused == reference on inputs made by `draw`.
+ag::EquivalenceCheck equivalence(const std::string& name, std::function<std::vector<A>(Rng&)> draw, ag::VjpFn fused,
+                                 ag::VjpFn reference) {
+  return {name, [=](Rng& rng) { return ag::check_equivalent(name, fused, reference, draw(rng), rng); }};
+}
+
+std::vector<int32_t> random_ids(Rng& rng, int64_t count, int64_t V) {
+  std::vector<int32_t> ids(static_cast<size_t>(count));
+  for (auto& id : ids) id = static_cast<int32_t>(rng.integer(V));
+  return ids;
+}
+
+}  // namespace
+
+std::vector<ag::OpCheck> kernel_op_checks() {
+  std::vector<ag::OpCheck> c;
+  // Head-averaged attention (OSMFormer): one row block, and several (T = 21 > 16).
+  const std::vector<double> slopes = {0.5, 0.25, 0.125};
+  c.push_back(gaussian_check("mean_head_attention", {{12, 4}, {3}}, [slopes](const Vs& x) {
+    return mean_head_attention(x[0], x[1], slopes, 0.5, 2, 6);
+  }));
+  c.push_back(gaussian_check("mean_head_attention(T=21, no slopes)", {{2 * 21, 2, 2}, {2}}, [](const Vs& x) {
+    return mean_head_attention(x[0], x[1], std::vector<double>{}, 1.0, 2, 21);
+  }));
+  // LSTM layer over a window (B=3, T=4, h=5) and a single step; every input
+  // (xw, W_hh, h0, c0) differentiable.
+  c.push_back(gaussian_check("lstm_scan", {{3, 4, 20}, {5, 20}, {3, 5}, {3, 5}}, [](const Vs& x) {
+    Array<double> c_last;
+    return lstm_scan(x[0], ag::scale(x[1], 0.5), x[2], x[3], &c_last);
+  }));
+  c.push_back(gaussian_check("lstm_scan(T=1)", {{2, 1, 8}, {2, 8}, {2, 2}, {2, 2}}, [](const Vs& x) {
+    return lstm_scan(x[0], x[1], x[2], x[3], static_cast<Array<double>*>(nullptr));
+  }));
+  // Causal multi-head attention on qkv (B,T,3D): 2 heads of 3, T = 5 and T = 19 (two row blocks).
+  c.push_back(gaussian_check("causal_self_attention", {{2, 5, 18}}, [](const Vs& x) {
+    return causal_self_attention(x[0], 2, std::vector<double>{0.5, 0.25}, 0.6);
+  }));
+  c.push_back(gaussian_check("causal_self_attention(T=19, no slopes)", {{1, 19, 12}}, [](const Vs& x) {
+    return causal_self_attention(x[0], 2, std::vector<double>{}, 0.5);
+  }));
+  for (ag::OpCheck& u : update_op_checks()) c.push_back(std::move(u));
+  for (ag::OpCheck& u : scan_op_checks()) c.push_back(std::move(u));
+  return c;
+}
+
+std::vector<ag::EquivalenceCheck> kernel_reference_checks() {
+  std::vector<ag::EquivalenceCheck> c;
+  // The OSM update and scan on real, complex and product groups, with every mixing form
+  // the kernels take (identity: no Gamma; a dense Gamma) and inputs away from the identity,
+  // so the exponentials need squarings (the Haar samples make H* P of norm ~n).
+  for (const char* spec : {"SO(3)", "SO(6)", "U(3)", "SU(2)", "SO(2)xU(2)", "T(3)"}) {
+    std::shared_ptr<const groups::Group> g = groups::make_group(spec);
+    const int64_t n = g->n(), m = g->dim();
+    for (const bool mixed : {false, true}) {
+      const std::string tag = std::string(" ") + g->name() + (mixed ? " (Gamma)" : "");
+      const int64_t N = 37;  // several chunks of 16 and a partial one
+      c.push_back(equivalence(
+          "relative_update == reference" + tag,
+          [=](Rng& rng) {
+            std::vector<A> in = {g->sample<double>(rng, N), g->sample<double>(rng, N)};
+            if (mixed) in.push_back(rng.normal_array<double>(Shape{m, m}, 0.5));
+            return in;
+          },
+          [g, mixed](const Vs& x) { return relative_update(*g, x[0], x[1], mixed ? x[2] : ag::Vard()); },
+          [g, mixed](const Vs& x) { return relative_update_reference(*g, x[0], x[1], mixed ? x[2] : ag::Vard()); }));
+      const int64_t B = 3, T_ = 9, V = 5;
+      for (const ScanDrive drive : {ScanDrive::Relative, ScanDrive::Token, ScanDrive::Both}) {
+        const char* label = drive == ScanDrive::Relative ? "relative" : (drive == ScanDrive::Token ? "token" : "both");
+        const int64_t renorm = drive == ScanDrive::Relative ? 4 : 0;  // renormalisation at t = 4, 8
+        const std::string name = std::string("osm_scan ") + label + (renorm ? " renormalize 4" : "") + " == reference" + tag;
+        // The ids are drawn once per check from a fixed seed so both routes see the same sequence.
+        const std::vector<int32_t> ids = [&] {
+          Rng r(7);
+          return random_ids(r, B * T_, V);
+        }();
+        c.push_back(equivalence(
+            name,
+            [=](Rng& rng) {
+              std::vector<A> in = {g->sample<double>(rng, B), g->sample<double>(rng, V)};
+              if (mixed) in.push_back(rng.normal_array<double>(Shape{m, m}, 0.5));
+              return in;
+            },
+            [=](const Vs& x) { return osm_scan(*g, x[0], x[1], ids, B, T_, mixed ? x[2] : ag::Vard(), drive, renorm); },
+            [=](const Vs& x) {
+              return osm_scan_reference(*g, x[0], x[1], ids, B, T_, mixed ? x[2] : ag::Vard(), drive, renorm);
+            }));
+      }
+      (void)n;
+    }
+  }
+  // Group-similarity attention on OSM states (D = n^2, s = 1/2 for complex storage) and on
+  // plain rows; with ALiBi slopes and without; T = 21 spans two row blocks.
+  struct AttentionCase {
+    const char* group;
+    int64_t B, T_;
+    bool alibi;
+  };
+  for (const AttentionCase& k : {AttentionCase{"SO(4)", 2, 21, true}, AttentionCase{"U(2)", 3, 7, false},
+                                 AttentionCase{"SO(2)xU(2)", 1, 17, true}}) {
+    std::shared_ptr<const groups::Group> g = groups::make_group(k.group);
+    const int heads = 3;
+    const std::vector<double> slopes = k.alibi ? std::vector<double>{0.5, 0.25, 0.125} : std::vector<double>{};
+    const double s = g->real_scale();
+    const int64_t B = k.B, T_ = k.T_;
+    c.push_back(equivalence(
+        std::string("mean_head_attention == reference ") + g->name() + (k.alibi ? " alibi" : ""),
+        [=](Rng& rng) { return std::vector<A>{g->sample<double>(rng, B * T_), rng.normal_array<double>(Shape{heads}, 0.5)}; },
+        [=](const Vs& x) { return mean_head_attention(x[0], x[1], slopes, s, B, T_); },
+        [=](const Vs& x) { return mean_head_attention_reference(x[0], x[1], slopes, s, B, T_); }));
+  }
+  // Transformer attention: 2 and 4 heads, T across one and two row blocks.
+  for (const int64_t T_ : {int64_t(5), int64_t(19)}) {
+    for (const int heads : {2, 4}) {
+      const std::vector<double> slopes = T_ == 5 ? std::vector<double>{} : std::vector<double>(static_cast<size_t>(heads), 0.3);
+      const std::string name = "causal_self_attention == reference h=" + std::to_string(heads) + " T=" + std::to_string(T_);
+      c.push_back(equivalence(
+          name, [=](Rng& rng) { return std::vector<A>{rng.normal_array<double>(Shape{2, T_, 3 * 4 * heads})}; },
+          [=](const Vs& x) { return causal_self_attention(x[0], heads, slopes, 0.5); },
+          [=](const Vs& x) { return causal_self_attention_reference(x[0], heads, slopes, 0.5); }));
+    }
+  }
+  // The LSTM window: B = 3 lanes, T = 6 steps, h = 5.
+  c.push_back(equivalence(
+      "lstm_scan == reference B=3 T=6 h=5",
+      [](Rng& rng) {
+        return std::vector<A>{rng.normal_array<double>(Shape{3, 6, 20}), rng.normal_array<double>(Shape{5, 20}, 0.5),
+                              rng.normal_array<double>(Shape{3, 5}), rng.normal_array<double>(Shape{3, 5})};
+      },
+      [](const Vs& x) { return lstm_scan(x[0], x[1], x[2], x[3], static_cast<Array<double>*>(nullptr)); },
+      [](const Vs& x) { return lstm_scan_reference(x[0], x[1], x[2], x[3]); }));
+  return c;
+}
+
+}  // namespace liegrad::kernels

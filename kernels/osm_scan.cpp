@@ -1,0 +1,292 @@
+// The fused OSM-RNN scan (see scan_ops.hpp): forward and backward kernels, the tape
+// wrapper and its gradient checks.
+#include "kernels/osm_scan.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "autograd/tape.hpp"
+#include "core/buffer.hpp"
+#include "core/parallel.hpp"
+#include "core/profile.hpp"
+#include "core/small_gemm.hpp"
+#include "groups/expm_kernel.hpp"
+#include "kernels/mixing.hpp"
+#include "groups/group_ops.hpp"
+#include "groups/renormalize.hpp"
+
+namespace liegrad::kernels {
+
+using namespace groups;
+
+namespace {
+
+template <class T>
+struct Saved {
+  int64_t B = 0, T_ = 0, n = 0, m = 0, renorm = 0;
+  ScanDrive drive = ScanDrive::Relative;
+  std::vector<int32_t> ids;
+  Array<T> H0;                          // (B,n,n)
+  Buffer<T> r, u;                       // (B,T,m), every row written; u empty without Gamma
+  Buffer<T> E;                          // (B,T,n,n), every matrix written
+  std::vector<ExpmPlan> plans;          // (B*T)
+  std::vector<int64_t> offset;          // (B*T) into the lane's cache
+  std::vector<GrowBuffer<T>> cache;     // (B) forward products of the lane's exponentials
+  const T* coords() const { return u.empty() ? r.data() : u.data(); }
+};
+
+bool needs_relative(ScanDrive d) { return d != ScanDrive::Token; }
+bool needs_token(ScanDrive d) { return d != ScanDrive::Relative; }
+
+// Lanes [lo, hi) of thread t of nt.
+void lanes_of(int64_t B, int t, int nt, int64_t& lo, int64_t& hi) {
+  lo = B * t / nt;
+  hi = B * (t + 1) / nt;
+}
+
+// About 20 n^3 operations per lane and step.
+int scan_threads(int64_t B, int64_t T_, int64_t n) {
+  const bool worth = B > 1 && 20 * B * T_ * n * n * n >= kMinParallelFlops && !in_parallel_region();
+  return worth ? static_cast<int>(std::min<int64_t>(num_threads(), B)) : 1;
+}
+
+template <class T>
+void forward(const Group& g, Saved<T>& sv, const T* table, const T* gammaT, T* out) {
+  const int64_t B = sv.B, T_ = sv.T_, n = sv.n, nn = n * n, m = sv.m;
+  const int nt = scan_threads(B, T_, n);
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+    int64_t lo, hi;
+    lanes_of(B, omp_get_thread_num(), omp_get_num_threads(), lo, hi);
+    prof::Sub timed(prof::Family::SmallProducts);
+    std::vector<T> R(static_cast<size_t>(nn)), A(static_cast<size_t>(nn)), rt(static_cast<size_t>(m)),
+        tmp(static_cast<size_t>(2 * nn)), scratch(static_cast<size_t>(expm_forward_scratch(n)));
+    for (int64_t b = lo; b < hi; ++b) sv.cache[static_cast<size_t>(b)].reserve(T_ * 4 * nn);
+    for (int64_t t = 0; t < T_; ++t) {
+      for (int64_t b = lo; b < hi; ++b) {
+        const int64_t bt = b * T_ + t;
+        const T* H = t == 0 ? sv.H0.data() + b * nn : out + (bt - 1) * nn;
+        const T* M = table + static_cast<int64_t>(sv.ids[static_cast<size_t>(bt)]) * nn;
+        T* r = sv.r.data() + bt * m;
+        if (needs_relative(sv.drive)) {
+          small_gemm_ld<T>(true, false, n, n, n, T(1), H, n, M, n, T(0), R.data(), n);
+          g.vee_kernel(R.data(), n, r);
+        }
+        if (needs_token(sv.drive)) {
+          g.vee_kernel(M, n, rt.data());
+          for (int64_t k = 0; k < m; ++k) r[k] = sv.drive == ScanDrive::Both ? r[k] + rt[static_cast<size_t>(k)] : rt[static_cast<size_t>(k)];
+        }
+      }
+      if (gammaT && hi > lo) {  // u rows of this step's lanes (row stride T m) = r rows Gamma^T
+        prof::Sub mixing(prof::Family::Tangent);
+        small_gemm_ld<T>(false, false, hi - lo, m, m, T(1), sv.r.data() + (lo * T_ + t) * m, T_ * m, gammaT, m,
+                         T(0), sv.u.data() + (lo * T_ + t) * m, T_ * m);
+      }
+      for (int64_t b = lo; b < hi; ++b) {
+        const int64_t bt = b * T_ + t;
+        const T* H = t == 0 ? sv.H0.data() + b * nn : out + (bt - 1) * nn;
+        g.hat_kernel(sv.coords() + bt * m, A.data(), n);
+        T* E = sv.E.data() + bt * nn;
+        const CachedExpm rec = expm_one_forward_cached(n, A.data(), E, scratch.data(), sv.cache[static_cast<size_t>(b)]);
+        sv.plans[static_cast<size_t>(bt)] = rec.plan;
+        sv.offset[static_cast<size_t>(bt)] = rec.offset;
+        T* Hn = out + bt * nn;
+        small_gemm_ld<T>(false, false, n, n, n, T(1), H, n, E, n, T(0), Hn, n);
+        if (sv.renorm > 0 && (t + 1) % sv.renorm == 0) renormalize_one(g, Hn, tmp.data());
+      }
+    }
+  }
+}
+
+// dH0 (B,n,n), dtable (V,n,n), dGamma (m,m) accumulate (+=); null skips.
+template <class T>
+void backward(const Group& g, const Saved<T>& sv, const T* G, const T* out, const T* table, const T* gamma, T* dH0,
+              T* dtable, int64_t V, T* dGamma) {
+  const int64_t B = sv.B, T_ = sv.T_, n = sv.n, nn = n * n, m = sv.m;
+  const T s = static_cast<T>(g.real_scale()), inv_s = static_cast<T>(1.0 / g.real_scale());
+  const int nt = scan_threads(B, T_, n);
+  std::vector<std::vector<T>> dtable_t(static_cast<size_t>(nt)), dgamma_t(static_cast<size_t>(nt));
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+    prof::Sub timed(prof::Family::SmallProducts);
+    const int tid = omp_get_thread_num();
+    int64_t lo, hi;
+    lanes_of(B, tid, omp_get_num_threads(), lo, hi);
+    const int64_t L = hi - lo;
+    std::vector<T>& dtab = dtable_t[static_cast<size_t>(tid)];
+    std::vector<T>& dgam = dgamma_t[static_cast<size_t>(tid)];
+    if (dtable) dtab.assign(static_cast<size_t>(V * nn), T(0));
+    if (dGamma && gamma) dgam.assign(static_cast<size_t>(m * m), T(0));
+    // Adjoint of the state after the current step, per lane.
+    std::vector<T> dH(static_cast<size_t>(std::max<int64_t>(L, 1) * nn), T(0)), dHn(static_cast<size_t>(nn));
+    std::vector<T> dE(static_cast<size_t>(nn)), A(static_cast<size_t>(nn)), dA(static_cast<size_t>(nn));
+    std::vector<T> du(static_cast<size_t>(std::max<int64_t>(L, 1) * m)), dr(static_cast<size_t>(std::max<int64_t>(L, 1) * m));
+    std::vector<T> scratch(static_cast<size_t>(expm_pullback_scratch(n)));
+    for (int64_t t = T_ - 1; t >= 0; --t) {
+      for (int64_t b = lo; b < hi; ++b) {
+        const int64_t bt = b * T_ + t;
+        const T* H = t == 0 ? sv.H0.data() + b * nn : out + (bt - 1) * nn;
+        T* dh = dH.data() + (b - lo) * nn;
+        const T* Gt = G + bt * nn;
+        for (int64_t k = 0; k < nn; ++k) dHn[static_cast<size_t>(k)] = dh[k] + Gt[k];  // renorm: straight through
+        const T* E = sv.E.data() + bt * nn;
+        small_gemm_ld<T>(false, true, n, n, n, T(1), dHn.data(), n, E, n, T(0), dh, n);  // dH_t = dHn E^T
+        small_gemm_ld<T>(true, false, n, n, n, T(1), H, n, dHn.data(), n, T(0), dE.data(), n);
+        g.hat_kernel(sv.coords() + bt * m, A.data(), n);
+        std::fill(dA.begin(), dA.end(), T(0));
+        {
+          prof::Sub exp_time(prof::Family::ExpPullback);
+          expm_one_pullback(n, A.data(), sv.plans[static_cast<size_t>(bt)], dE.data(), dA.data(), scratch.data(),
+                            sv.cache[static_cast<size_t>(b)].data() + sv.offset[static_cast<size_t>(bt)]);
+        }
+        T* dub = du.data() + (b - lo) * m;
+        g.vee_kernel(dA.data(), n, dub);
+        for (int64_t k = 0; k < m; ++k) dub[k] *= inv_s;
+      }
+      const T* drows = du.data();
+      if (gamma && L > 0) {
+        prof::Sub mixing(prof::Family::Tangent);
+        // dGamma += du^T r over this step's lanes; dr = du Gamma.
+        if (dGamma)
+          small_gemm_ld<T>(true, false, m, m, L, T(1), du.data(), m, sv.r.data() + (lo * T_ + t) * m, T_ * m, T(1),
+                           dgam.data(), m);
+        small_gemm_ld<T>(false, false, L, m, m, T(1), du.data(), m, gamma, m, T(0), dr.data(), m);
+        drows = dr.data();
+      }
+      for (int64_t b = lo; b < hi; ++b) {
+        const int64_t bt = b * T_ + t;
+        const T* H = t == 0 ? sv.H0.data() + b * nn : out + (bt - 1) * nn;
+        const int32_t id = sv.ids[static_cast<size_t>(bt)];
+        const T* M = table + static_cast<int64_t>(id) * nn;
+        g.hat_kernel(drows + (b - lo) * m, A.data(), n);  // dR / s
+        if (needs_relative(sv.drive)) {
+          small_gemm_ld<T>(false, true, n, n, n, s, M, n, A.data(), n, T(1), dH.data() + (b - lo) * nn, n);
+          if (dtable) small_gemm_ld<T>(false, false, n, n, n, s, H, n, A.data(), n, T(1), dtab.data() + id * nn, n);
+        }
+        if (needs_token(sv.drive) && dtable) {
+          T* d = dtab.data() + id * nn;
+          for (int64_t k = 0; k < nn; ++k) d[k] += s * A[static_cast<size_t>(k)];
+        }
+      }
+    }
+    if (dH0)
+      for (int64_t b = lo; b < hi; ++b)
+        for (int64_t k = 0; k < nn; ++k) dH0[b * nn + k] += dH[static_cast<size_t>((b - lo) * nn + k)];
+  }
+  for (int t = 0; t < nt; ++t) {
+    if (dtable && !dtable_t[static_cast<size_t>(t)].empty())
+      for (int64_t k = 0; k < V * nn; ++k) dtable[k] += dtable_t[static_cast<size_t>(t)][static_cast<size_t>(k)];
+    if (dGamma && !dgamma_t[static_cast<size_t>(t)].empty())
+      for (int64_t k = 0; k < m * m; ++k) dGamma[k] += dgamma_t[static_cast<size_t>(t)][static_cast<size_t>(k)];
+  }
+}
+
+}  // namespace
+
+template <class T>
+ag::Var<T> osm_scan(const Group& g, const ag::Var<T>& H0, const ag::Var<T>& table, const std::vector<int32_t>& ids,
+                    int64_t B, int64_t T_, const ag::Var<T>& Gamma, ScanDrive drive, int64_t renormalize_every) {
+  const int64_t n = g.n(), m = g.dim(), nn = n * n;
+  const std::string nn_s = std::to_string(n) + "," + std::to_string(n);
+  if (H0.shape() != Shape{B, n, n})
+    throw ShapeError("osm_scan (" + g.name() + "): initial states must be (" + std::to_string(B) + "," + nn_s +
+                     "), got " + H0.shape().str());
+  const Shape& ts = table.shape();
+  if (ts.ndim != 3 || ts.rows() != n || ts.cols() != n)
+    throw ShapeError("osm_scan (" + g.name() + "): the table must be (V," + nn_s + "), got " + ts.str());
+  const int64_t V = ts[0];
+  if (static_cast<int64_t>(ids.size()) != B * T_)
+    throw ShapeError("osm_scan: " + std::to_string(ids.size()) + " ids for " + std::to_string(B) + " x " +
+                     std::to_string(T_) + " steps");
+  for (int32_t id : ids)
+    if (id < 0 || id >= V) throw ValueError("osm_scan: id " + std::to_string(id) + " outside the table's " + std::to_string(V) + " rows");
+  const bool mixed = Gamma.defined();
+  if (mixed && Gamma.shape() != Shape{m, m})
+    throw ShapeError("osm_scan (" + g.name() + "): Gamma must be (" + std::to_string(m) + "," + std::to_string(m) +
+                     "), got " + Gamma.shape().str());
+  if (renormalize_every < 0) throw ValueError("osm_scan: renormalize_every must be >= 0");
+  prof::Scope timed(prof::Family::SmallProducts);
+  auto sv = std::make_shared<Saved<T>>();
+  sv->B = B;
+  sv->T_ = T_;
+  sv->n = n;
+  sv->m = m;
+  sv->renorm = renormalize_every;
+  sv->drive = drive;
+  sv->ids = ids;
+  sv->H0 = H0.value();
+  sv->r = Buffer<T>(B * T_ * m);
+  if (mixed) sv->u = Buffer<T>(B * T_ * m);
+  sv->E = Buffer<T>(B * T_ * nn);
+  sv->plans.assign(static_cast<size_t>(B * T_), ExpmPlan{});
+  sv->offset.assign(static_cast<size_t>(B * T_), 0);
+  sv->cache.resize(static_cast<size_t>(B));
+  const Array<T> gammaT = gamma_transposed(Gamma);
+  Array<T> out(Shape{B * T_, n, n});
+  forward(g, *sv, table.value().data(), mixed ? gammaT.data() : nullptr, out.data());
+  (void)nn;
+  // Recorded by hand (as ag::record_op does) because the backward reads the op's own
+  // output, the states, from the output node.
+  bool needs = false;
+  if (ag::grad_enabled()) needs = H0.requires_grad() || table.requires_grad() || (mixed && Gamma.requires_grad());
+  ag::Var<T> result(std::move(out), needs);
+  if (needs) {
+    result.node()->is_leaf = false;
+    std::shared_ptr<ag::Node<T>> node = result.node_ptr();
+    ag::Tape<T>::current().record([&g, node, H0, table, Gamma, sv, V]() {
+      if (node->grad.empty()) return;
+      prof::Scope timed_b(prof::Family::SmallProducts);
+      const bool mixed_b = Gamma.defined();
+      backward(g, *sv, node->grad.data(), node->value.data(), table.value().data(),
+               mixed_b ? Gamma.value().data() : nullptr, H0.requires_grad() ? H0.node()->grad_ref().data() : nullptr,
+               table.requires_grad() ? table.node()->grad_ref().data() : nullptr, V,
+               mixed_b && Gamma.requires_grad() ? Gamma.node()->grad_ref().data() : nullptr);
+      node->grad = Array<T>();
+    });
+  }
+  return result;
+}
+
+#define LIEGRAD_INSTANTIATE(T)                                                                                   \
+  template ag::Var<T> osm_scan(const Group&, const ag::Var<T>&, const ag::Var<T>&, const std::vector<int32_t>&, \
+                               int64_t, int64_t, const ag::Var<T>&, ScanDrive, int64_t);
+LIEGRAD_INSTANTIATE(float)
+LIEGRAD_INSTANTIATE(double)
+#undef LIEGRAD_INSTANTIATE
+
+std::vector<ag::OpCheck> scan_op_checks() {
+  std::vector<ag::OpCheck> c;
+  struct Case {
+    const char* group;
+    bool mixed;
+    ScanDrive drive;
+    const char* label;
+  };
+  const Case cases[] = {{"SO(3)", false, ScanDrive::Relative, "relative"}, {"SO(4)", true, ScanDrive::Relative, "relative"},
+                        {"U(2)", true, ScanDrive::Relative, "relative"},   {"SU(2)xT(1)", true, ScanDrive::Both, "both"},
+                        {"SO(3)", true, ScanDrive::Token, "token"},        {"O(3)", false, ScanDrive::Both, "both"}};
+  for (const Case& k : cases) {
+    std::shared_ptr<const Group> g = make_group(k.group);
+    const int64_t m = g->dim(), B = 3, T_ = 4, V = 5;
+    const bool mixed = k.mixed;
+    const ScanDrive drive = k.drive;
+    const std::string name = std::string("group ") + g->name() + " osm_scan " + k.label + (mixed ? " (Gamma)" : "");
+    c.push_back({name, [=](Rng& rng) {
+                   std::vector<int32_t> ids(static_cast<size_t>(B * T_));
+                   for (auto& id : ids) id = static_cast<int32_t>(rng.integer(V));
+                   std::vector<Array<double>> in = {g->sample<double>(rng, B), g->sample<double>(rng, V)};
+                   if (mixed) in.push_back(rng.normal_array<double>(Shape{m, m}, 0.5));
+                   return ag::check_vjp(
+                       name,
+                       [g, ids, mixed, drive, B, T_](const std::vector<ag::Vard>& x) {
+                         return osm_scan(*g, x[0], x[1], ids, B, T_, mixed ? x[2] : ag::Vard(), drive, 0);
+                       },
+                       in, rng);
+                 }});
+  }
+  return c;
+}
+
+}  // namespace liegrad::kernels

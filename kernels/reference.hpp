@@ -1,0 +1,52 @@
+// Unfused references of the fused kernels: each one the spec's formula written with
+// the plain tape ops (autograd/, groups/group_ops.hpp, groups::expm), one node per
+// step, so it reads like the maths and its derivative comes from the ops' own
+// pullbacks. They are slow and allocate freely; the models never run them. They exist
+// so that a test can show fused == reference, forward and backward, in double
+// (tests/test_kernel_reference.cpp, `liegrad gradcheck`), and so that a reader learns
+// what each kernel computes before reading how it computes it.
+//
+//   relative_update_reference   H' = H exp(hat(Gamma vee(H* P)))                (spec §4, §5)
+//   osm_scan_reference          for t: H <- H exp(hat(Gamma r_t)), r_t from H* M_t and/or M_t  (spec §4)
+//   mean_head_attention_reference  out = (1/h) sum_k softmax_causal(beta_k s X X^T - ALiBi_k) X  (spec §5)
+//   causal_self_attention_reference  per head softmax_causal(scale q k^T - ALiBi_k) v     (spec §6)
+//   lstm_scan_reference          a_t = xw_t + h_{t-1} W_hh; i,f,o = sigmoid; g = tanh;
+//                                c_t = f c_{t-1} + i g; h_t = o tanh(c_t)          (Hochreiter & Schmidhuber 1997)
+//
+// Arguments and shapes are those of the fused op each mirrors (see its header).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "autograd/var.hpp"
+#include "groups/group.hpp"
+#include "kernels/osm_scan.hpp"
+
+namespace liegrad::kernels {
+
+// H, P (N,n,n); Gamma (m,m) or undefined (identity mixing).
+template <class T>
+ag::Var<T> relative_update_reference(const groups::Group& g, const ag::Var<T>& H, const ag::Var<T>& P,
+                                     const ag::Var<T>& Gamma);
+
+// H0 (B,n,n), table (V,n,n), ids (B*T) over (B,T); returns (B*T,n,n) like osm_scan.
+template <class T>
+ag::Var<T> osm_scan_reference(const groups::Group& g, const ag::Var<T>& H0, const ag::Var<T>& table,
+                              const std::vector<int32_t>& ids, int64_t B, int64_t T_, const ag::Var<T>& Gamma,
+                              ScanDrive drive, int64_t renormalize_every);
+
+// X (B*T rows of D, any shape), log_beta (h); returns X's shape.
+template <class T>
+ag::Var<T> mean_head_attention_reference(const ag::Var<T>& X, const ag::Var<T>& log_beta, const std::vector<T>& slopes,
+                                         T s, int64_t B, int64_t T_);
+
+// qkv (B,T,3D) -> (B,T,D).
+template <class T>
+ag::Var<T> causal_self_attention_reference(const ag::Var<T>& qkv, int heads, const std::vector<T>& slopes, T scale);
+
+// xw (B,T,4h), w_hh (h,4h), h0, c0 (B,h) -> hidden states (B,T,h).
+template <class T>
+ag::Var<T> lstm_scan_reference(const ag::Var<T>& xw, const ag::Var<T>& w_hh, const ag::Var<T>& h0,
+                               const ag::Var<T>& c0);
+
+}  // namespace liegrad::kernels

@@ -1,0 +1,210 @@
+// The fused relative update (see update_ops.hpp): kernels, tape wrapper, checks.
+#include "kernels/relative_update.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "autograd/tape.hpp"
+#include "core/buffer.hpp"
+#include "core/parallel.hpp"
+#include "core/profile.hpp"
+#include "core/small_gemm.hpp"
+#include "groups/expm_kernel.hpp"
+#include "kernels/mixing.hpp"
+#include "groups/group_ops.hpp"
+
+namespace liegrad::kernels {
+
+using namespace groups;
+
+namespace {
+
+constexpr int64_t kChunk = 16;
+
+// What the forward keeps for the backward.
+template <class T>
+struct Saved {
+  int64_t N = 0, n = 0, m = 0;
+  Buffer<T> r, u;              // (N,m), every row written; u empty for identity mixing (u = r)
+  Buffer<T> E;                 // (N,n,n), every matrix written
+  std::vector<ExpmPlan> plans;        // (N)
+  std::vector<int64_t> offset;        // (N) into the token's chunk cache
+  std::vector<GrowBuffer<T>> cache;   // per chunk of kChunk tokens: the exponentials' forward products
+  const T* coords() const { return u.empty() ? r.data() : u.data(); }
+};
+
+// Runs body(chunk_begin, chunk_end, thread) over chunks of kChunk tokens, in parallel
+// when there is enough work.
+template <class F>
+void for_chunks(int64_t N, int64_t n, F&& body) {
+  const int64_t chunks = (N + kChunk - 1) / kChunk;
+  const bool parallel = chunks > 1 && 20 * N * n * n * n >= kMinParallelFlops && !in_parallel_region();
+#pragma omp parallel if (parallel)
+  {
+    const int t = omp_get_thread_num();
+#pragma omp for schedule(dynamic, 4)  // dynamic: a thread the OS delays holds up little work
+    for (int64_t c = 0; c < chunks; ++c) body(c * kChunk, std::min(N, (c + 1) * kChunk), t);
+  }
+}
+
+int threads_for(int64_t N, int64_t n) {
+  const int64_t chunks = (N + kChunk - 1) / kChunk;
+  return (chunks > 1 && 20 * N * n * n * n >= kMinParallelFlops && !in_parallel_region()) ? num_threads() : 1;
+}
+
+template <class T>
+void forward(const Group& g, int64_t N, const T* H, const T* P, const T* gammaT, T* out, Saved<T>& sv) {
+  const int64_t n = g.n(), nn = n * n, m = g.dim();
+  sv.N = N;
+  sv.n = n;
+  sv.m = m;
+  sv.r = Buffer<T>(N * m);
+  if (gammaT) sv.u = Buffer<T>(N * m);
+  sv.E = Buffer<T>(N * nn);
+  sv.plans.assign(static_cast<size_t>(N), ExpmPlan{});
+  sv.offset.assign(static_cast<size_t>(N), 0);
+  sv.cache.resize(static_cast<size_t>((N + kChunk - 1) / kChunk));
+  // One pass per chunk: coordinates u, then E = exp(hat(u)) and H' = H E per token.
+  for_chunks(N, n, [&](int64_t i0, int64_t i1, int) {
+    prof::Sub timed(prof::Family::SmallProducts);
+    std::vector<T> R(static_cast<size_t>(nn)), scratch(static_cast<size_t>(expm_forward_scratch(n)));
+    for (int64_t i = i0; i < i1; ++i) {
+      small_gemm_ld<T>(true, false, n, n, n, T(1), H + i * nn, n, P + i * nn, n, T(0), R.data(), n);
+      g.vee_kernel(R.data(), n, sv.r.data() + i * m);
+    }
+    if (gammaT) {
+      prof::Sub mixing(prof::Family::Tangent);
+      small_gemm_ld<T>(false, false, i1 - i0, m, m, T(1), sv.r.data() + i0 * m, m, gammaT, m, T(0),
+                       sv.u.data() + i0 * m, m);
+    }
+    GrowBuffer<T>& cache = sv.cache[static_cast<size_t>(i0 / kChunk)];
+    cache.reserve((i1 - i0) * 4 * nn);
+    for (int64_t i = i0; i < i1; ++i) {
+      g.hat_kernel(sv.coords() + i * m, R.data(), n);  // A
+      T* E = sv.E.data() + i * nn;
+      const CachedExpm rec = expm_one_forward_cached(n, R.data(), E, scratch.data(), cache);
+      sv.plans[static_cast<size_t>(i)] = rec.plan;
+      sv.offset[static_cast<size_t>(i)] = rec.offset;
+      small_gemm_ld<T>(false, false, n, n, n, T(1), H + i * nn, n, E, n, T(0), out + i * nn, n);
+    }
+  });
+}
+
+// dH, dP (N,n,n) and dGamma (m,m) accumulate (+=); null pointers skip.
+template <class T>
+void backward(const Group& g, const Saved<T>& sv, const T* G, const T* H, const T* P, const T* gamma, T* dH, T* dP,
+              T* dGamma) {
+  const int64_t N = sv.N, n = sv.n, nn = n * n, m = sv.m;
+  const T s = static_cast<T>(g.real_scale()), inv_s = static_cast<T>(1.0 / g.real_scale());
+  const int threads = threads_for(N, n);
+  std::vector<std::vector<T>> dgamma_t(static_cast<size_t>(dGamma ? threads : 0));
+  for_chunks(N, n, [&](int64_t i0, int64_t i1, int t) {
+    prof::Sub timed(prof::Family::SmallProducts);
+    const int64_t C = i1 - i0;
+    std::vector<T> dE(static_cast<size_t>(nn)), A(static_cast<size_t>(nn)), dA(static_cast<size_t>(nn));
+    std::vector<T> scratch(static_cast<size_t>(expm_pullback_scratch(n)));
+    std::vector<T> du(static_cast<size_t>(kChunk * m)), dr(static_cast<size_t>(kChunk * m));
+    for (int64_t i = i0; i < i1; ++i) {
+      const T* Gi = G + i * nn;
+      const T* Ei = sv.E.data() + i * nn;
+      if (dH) small_gemm_ld<T>(false, true, n, n, n, T(1), Gi, n, Ei, n, T(1), dH + i * nn, n);
+      small_gemm_ld<T>(true, false, n, n, n, T(1), H + i * nn, n, Gi, n, T(0), dE.data(), n);
+      g.hat_kernel(sv.coords() + i * m, A.data(), n);
+      std::fill(dA.begin(), dA.end(), T(0));
+      {
+        prof::Sub exp_time(prof::Family::ExpPullback);
+        expm_one_pullback(n, A.data(), sv.plans[static_cast<size_t>(i)], dE.data(), dA.data(), scratch.data(),
+                          sv.cache[static_cast<size_t>(i / kChunk)].data() + sv.offset[static_cast<size_t>(i)]);
+      }
+      T* dui = du.data() + (i - i0) * m;
+      g.vee_kernel(dA.data(), n, dui);
+      for (int64_t k = 0; k < m; ++k) dui[k] *= inv_s;
+    }
+    const T* drows = du.data();
+    if (gamma) {
+      prof::Sub mixing(prof::Family::Tangent);
+      if (dGamma) {
+        std::vector<T>& acc = dgamma_t[static_cast<size_t>(t)];
+        if (acc.empty()) acc.assign(static_cast<size_t>(m * m), T(0));
+        // dGamma += du^T r  (u = r Gamma^T as rows)
+        small_gemm_ld<T>(true, false, m, m, C, T(1), du.data(), m, sv.r.data() + i0 * m, m, T(1), acc.data(), m);
+      }
+      small_gemm_ld<T>(false, false, C, m, m, T(1), du.data(), m, gamma, m, T(0), dr.data(), m);
+      drows = dr.data();
+    }
+    if (!dH && !dP) return;
+    for (int64_t i = i0; i < i1; ++i) {
+      g.hat_kernel(drows + (i - i0) * m, A.data(), n);  // dR / s
+      if (dH) small_gemm_ld<T>(false, true, n, n, n, s, P + i * nn, n, A.data(), n, T(1), dH + i * nn, n);
+      if (dP) small_gemm_ld<T>(false, false, n, n, n, s, H + i * nn, n, A.data(), n, T(1), dP + i * nn, n);
+    }
+  });
+  if (dGamma)
+    for (const auto& acc : dgamma_t)
+      if (!acc.empty())
+        for (int64_t k = 0; k < m * m; ++k) dGamma[k] += acc[static_cast<size_t>(k)];
+}
+
+}  // namespace
+
+template <class T>
+ag::Var<T> relative_update(const Group& g, const ag::Var<T>& H, const ag::Var<T>& P, const ag::Var<T>& Gamma) {
+  const int64_t n = g.n(), m = g.dim();
+  const Shape& s = H.shape();
+  if (s.ndim != 3 || s.rows() != n || s.cols() != n || P.shape() != s)
+    throw ShapeError("relative_update (" + g.name() + "): expected H and P of shape (N," + std::to_string(n) + "," +
+                     std::to_string(n) + "), got " + s.str() + " and " + P.shape().str());
+  const bool mixed = Gamma.defined();
+  if (mixed && Gamma.shape() != Shape{m, m})
+    throw ShapeError("relative_update (" + g.name() + "): Gamma must be (" + std::to_string(m) + "," +
+                     std::to_string(m) + "), got " + Gamma.shape().str());
+  const int64_t N = s[0];
+  prof::Scope timed(prof::Family::SmallProducts);
+  const Array<T> gammaT = gamma_transposed(Gamma);
+  auto sv = std::make_shared<Saved<T>>();
+  Array<T> out(s);
+  forward(g, N, H.value().data(), P.value().data(), mixed ? gammaT.data() : nullptr, out.data(), *sv);
+  return ag::record_op<T>(std::move(out), {&H, &P, &Gamma}, [&g, H, P, Gamma, sv](const Array<T>& G) {
+    prof::Scope timed_b(prof::Family::SmallProducts);
+    const bool mixed_b = Gamma.defined();
+    backward(g, *sv, G.data(), H.value().data(), P.value().data(), mixed_b ? Gamma.value().data() : nullptr,
+             H.requires_grad() ? H.node()->grad_ref().data() : nullptr,
+             P.requires_grad() ? P.node()->grad_ref().data() : nullptr,
+             mixed_b && Gamma.requires_grad() ? Gamma.node()->grad_ref().data() : nullptr);
+  });
+}
+
+template ag::Var<float> relative_update(const Group&, const ag::Var<float>&, const ag::Var<float>&,
+                                        const ag::Var<float>&);
+template ag::Var<double> relative_update(const Group&, const ag::Var<double>&, const ag::Var<double>&,
+                                         const ag::Var<double>&);
+
+std::vector<ag::OpCheck> update_op_checks() {
+  std::vector<ag::OpCheck> c;
+  for (const char* spec : {"SO(3)", "SO(5)", "U(2)", "SU(3)", "SO(2)xU(2)"}) {
+    std::shared_ptr<const Group> g = make_group(spec);
+    const int64_t n = g->n(), m = g->dim();
+    for (const bool mixed : {false, true}) {
+      for (const int64_t N : {int64_t(3), int64_t(37)}) {  // 37: several chunks, a partial last one
+        const std::string name = std::string("group ") + g->name() + " relative_update" + (mixed ? " (Gamma)" : "") +
+                                 " N=" + std::to_string(N);
+        c.push_back({name, [=](Rng& rng) {
+                       std::vector<Array<double>> in = {g->sample<double>(rng, N),
+                                                        rng.normal_array<double>(Shape{N, n, n})};
+                       if (mixed) in.push_back(rng.normal_array<double>(Shape{m, m}, 0.5));
+                       return ag::check_vjp(
+                           name,
+                           [g, mixed](const std::vector<ag::Vard>& x) {
+                             return relative_update(*g, x[0], x[1], mixed ? x[2] : ag::Vard());
+                           },
+                           in, rng);
+                     }});
+      }
+    }
+  }
+  return c;
+}
+
+}  // namespace liegrad::kernels

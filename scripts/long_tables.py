@@ -1,0 +1,296 @@
+"""The long tables of configs/paper/tables.json (those with "select": "best_val"): runs
+trained to convergence under a step cap with early stopping (train.patience), each
+judged by its best-validation checkpoint (result.json: best_val_bpc, test_bpc_at_best).
+
+Two choices in these tables are made from finished runs by fixed rules, never by hand:
+
+- "set_from" on a run takes a value from a finished screen table:
+      "set_from": {"model.dropout": {"table": "long_dropout_screen", "run": "transformer"}}
+  is the grid value of that screen run with the lowest validation BPC of its best
+  checkpoint. Until every grid point of it is finished the run waits.
+- "best_seeds" on a table adds those seeds to the best configuration of each "family"
+  of runs (lowest mean best-checkpoint validation BPC over the table's own seeds), once
+  every configuration of the family has finished them.
+
+A run that diverged (non-finite loss) after an evaluation is judged by its best
+checkpoint, which scripts/reproduce.py evaluates and records beside "diverged": true.
+
+plan() returns the runs that can be trained now and those waiting (with the reason);
+summarize() writes results/TABLE.{json,md} and the convergence plot. Used by
+scripts/reproduce.py; standard library only.
+"""
+import json
+import os
+import statistics
+
+import convergence_plot
+
+
+def is_long(table):
+    return table.get("select") == "best_val"
+
+
+def load_result(results_root, table_name, run_id):
+    f = os.path.join(results_root, table_name, run_id, "result.json")
+    if not os.path.exists(f):
+        return None
+    with open(f) as fh:
+        return json.load(fh)
+
+
+def judged(result):
+    """Whether a run has a best checkpoint to judge: every finished run, and a diverged one
+    whose best checkpoint was evaluated (reproduce.best_checkpoint)."""
+    return not result.get("diverged") or result.get("test_bpc_at_best") is not None
+
+
+def selection_bpc(result):
+    """The validation BPC a run is selected by: its best checkpoint's (the final one's for
+    runs older than early stopping, whose best_val_bpc was that of the interim evaluations)."""
+    v = result.get("best_val_bpc")
+    return v if isinstance(v, (int, float)) else result.get("val_bpc")
+
+
+def spec(table, name):
+    return next(r for r in table["runs"] if r["name"] == name)
+
+
+def resolve_set_from(manifest, expand, results_root, set_from):
+    """({key: value}, None) from finished screen runs, or (None, reason)."""
+    values = {}
+    for key, src in set_from.items():
+        screen = manifest.get(src["table"])
+        if screen is None:
+            return None, "no table %s" % src["table"]
+        runs = [r for r in expand(src["table"], screen) if r["name"] == src["run"]]
+        results = [(r, load_result(results_root, src["table"], r["id"])) for r in runs]
+        done = [(r, x) for r, x in results if x is not None]
+        if len(done) < len(runs):
+            return None, "waits for %s/%s (%d of %d runs finished)" % (src["table"], src["run"], len(done), len(runs))
+        scored = {}
+        for r, x in done:
+            if judged(x):
+                value = r["point"].get(key, r["sets"].get(key))
+                scored.setdefault(json.dumps(value), []).append(selection_bpc(x))
+        if not scored:
+            return None, "every %s/%s run diverged" % (src["table"], src["run"])
+        best = min(scored, key=lambda v: statistics.mean(scored[v]))
+        values[key] = json.loads(best)
+    return values, None
+
+
+def with_seed(run, seed):
+    r = dict(run, sets=dict(run["sets"]), seed=seed)
+    r["sets"]["train.seed"] = seed
+    r["id"] = run["id"][: run["id"].rfind("-s")] + "-s%d" % seed
+    return r
+
+
+def families(table):
+    out = {}
+    for r in table["runs"]:
+        out.setdefault(r.get("family", r["name"]), []).append(r["name"])
+    return out
+
+
+def family_best(table_name, table, ready, waiting_ids, names, results_root):
+    """(the seed-1 run of the family's best configuration, None) or (None, reason)."""
+    scores = {}
+    for name in names:
+        mine = [r for r in ready if r["name"] == name and r["seed"] in table["seeds"]]
+        if len(mine) < len(table["seeds"]) or any(r["id"] in waiting_ids for r in mine):
+            return None, "waits for %s" % name
+        results = [load_result(results_root, table_name, r["id"]) for r in mine]
+        if any(x is None for x in results):
+            return None, "waits for %s (%d of %d seeds finished)" % (
+                name, sum(x is not None for x in results), len(results))
+        ok = [selection_bpc(x) for x in results if judged(x)]
+        if ok:
+            scores[name] = (statistics.mean(ok), mine[0])
+    if not scores:
+        return None, "every configuration diverged"
+    return min(scores.values(), key=lambda s: s[0])[1], None
+
+
+def plan(manifest, table_name, expand, results_root):
+    """(runs ready to train or finished, [(what, reason)] waiting, {family: chosen run name})."""
+    table = manifest[table_name]
+    ready, waiting = [], []
+    for run in expand(table_name, table):
+        set_from = spec(table, run["name"]).get("set_from")
+        if set_from:
+            values, why = resolve_set_from(manifest, expand, results_root, set_from)
+            if values is None:
+                waiting.append((run["id"], why))
+                continue
+            run["sets"].update(values)
+        ready.append(run)
+    chosen = {}
+    extra = table.get("best_seeds", [])
+    if extra:
+        waiting_ids = {w for w, _ in waiting}
+        for family, names in families(table).items():
+            best, why = family_best(table_name, table, ready, waiting_ids, names, results_root)
+            if best is None:
+                waiting.append(("%s: seeds %s of its best configuration" % (family, ", ".join(map(str, extra))), why))
+                continue
+            chosen[family] = best["name"]
+            ready += [with_seed(best, s) for s in extra]
+    return ready, waiting, chosen
+
+
+def planned_count(table, expand, name):
+    return len(expand(name, table)) + len(table.get("best_seeds", [])) * len(families(table))
+
+
+def mean_std(xs):
+    if not xs:
+        return None, None
+    return statistics.mean(xs), (statistics.stdev(xs) if len(xs) > 1 else 0.0)
+
+
+def pm(m, s, n):
+    if m is None:
+        return "—"
+    if n > 1:
+        return "%.3f ± %s" % (m, "%.4f" % s if s < 0.001 else "%.3f" % s)
+    return "%.3f" % m
+
+
+def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max_grad_norm):
+    """Writes results/TABLE.json, TABLE.md and TABLE-convergence.svg once a run has finished;
+    returns the paths written."""
+    rows = {}
+    for run in runs:
+        key = run["name"] + "".join("-%s=%s" % (k.split(".")[-1], ("%g" % v) if isinstance(v, float) else v)
+                                    for k, v in run["point"].items())
+        row = rows.setdefault(key, {"run": key, "model": run["name"], "family": spec(table, run["name"]).get(
+            "family", run["name"]), "point": run["point"], "ids": [], "results": [], "pending": []})
+        x = load_result(results_root, table_name, run["id"])
+        if x is None:
+            row["pending"].append(run["id"])
+        else:
+            row["ids"].append(run["id"])
+            row["results"].append(x)
+    out_rows = []
+    for key, r in rows.items():
+        res = [x for x in r["results"] if judged(x)]
+        row = {"run": key, "model": r["model"], "family": r["family"], "point": r["point"], "n": len(res),
+               "diverged": sum(1 for x in r["results"] if x.get("diverged")),
+               "seeds": [x["config"]["train"]["seed"] for x in res], "ids": r["ids"], "pending": r["pending"]}
+        # Final-model numbers exist only for runs that did not diverge.
+        for name, values in (("best_val_bpc", [selection_bpc(x) for x in res]),
+                             ("test_bpc_at_best", [x.get("test_bpc_at_best", x.get("test_bpc")) for x in res]),
+                             ("val_bpc", [x["val_bpc"] for x in res if x["val_bpc"] is not None]),
+                             ("test_bpc", [x["test_bpc"] for x in res if x["test_bpc"] is not None])):
+            row[name + "_mean"], row[name + "_std"] = mean_std(values)
+        if res:
+            cfg = res[0]["config"]
+            row["lr"] = cfg["train"]["lr"]
+            row["dropout"] = cfg["model"].get("dropout", 0.0)
+            row["parameters"] = res[0]["parameters"]
+            row["best_step"] = [x.get("best_step") for x in res]
+            row["steps"] = [x["steps"] for x in res]
+            row["stopped_early"] = sum(1 for x in res if x.get("stopped_early"))
+            speeds = [x["tokens_per_second"] for x in res if x.get("tokens_per_second")]
+            row["tokens_per_s"] = statistics.mean(speeds) if speeds else None
+            row["wall_s"] = statistics.mean(x["wall_seconds"] for x in res)
+            row["wall_s_each"] = [x["wall_seconds"] for x in res]
+            norms = [max_grad_norm(os.path.join(results_root, table_name, i, "metrics.jsonl")) for i in r["ids"]]
+            norms = [g for g in norms if g is not None]
+            if norms:
+                row["max_grad_norm"] = max(norms)
+        spec_paper = spec(table, r["model"]).get("paper")
+        if spec_paper and tuple(spec_paper) in paper:
+            row["paper_val_bpc"], row["paper_test_bpc"] = paper[tuple(spec_paper)]
+        out_rows.append(row)
+    if not any(r["n"] or r["diverged"] for r in out_rows):
+        return []  # nothing finished: no files, and docs/results.md says "not yet run"
+    b = table["budget"]
+    summary = {"table": table_name, "title": table["title"], "budget": b, "seeds": table["seeds"],
+               "best_seeds": table.get("best_seeds", []), "select": "best_val", "chosen": chosen, "rows": out_rows,
+               "pending": [i for r in out_rows for i in r["pending"]],
+               "waiting": [{"what": w, "reason": why} for w, why in waiting]}
+    with open(os.path.join(results_root, table_name + ".json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    # Markdown.
+    steps = b["train.steps"]
+    walls = [w for r in out_rows for w in r.get("wall_s_each", [])]
+    lines = ["# %s" % table["title"], "",
+             "Budget per run: at most %d steps of batch %d x %d (%d tokens), validation over the whole split every "
+             "%d steps, early stop after %d evaluations without a new best (train.patience). Every number is the "
+             "checkpoint with the best validation BPC (its step in `best step`), the final model's beside it." % (
+                 steps, b["train.batch"], b["train.seq_len"], steps * b["train.batch"] * b["train.seq_len"],
+                 b["train.eval_interval"], b["train.patience"]),
+             "Seed%s %s for every configuration%s." % ("s" if len(table["seeds"]) > 1 else "",
+                                                      ", ".join(map(str, table["seeds"])), (
+                 "; %s as well for the configuration of each family with the best validation BPC (chosen by "
+                 "scripts/long_tables.py from the finished runs)" % ", ".join(map(str, table["best_seeds"])))
+                 if table.get("best_seeds") else ""),
+             "Wall time: %s." % ("%.1f h for %d runs (%.0f-%.0f s each)" % (
+                 sum(walls) / 3600, len(walls), min(walls), max(walls)) if walls else "none finished yet"),
+             "Produced by `scripts/reproduce.sh %s` from `configs/paper/tables.json`." % table_name, "",
+             "| run | params | lr | dropout | best val BPC | test BPC at best | paper val | paper test | best step "
+             "| steps | final val | final test | tokens/s | wall time per run | max grad norm |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for row in out_rows:
+        n = row["n"]
+        if n == 0:
+            state = "diverged" if row["diverged"] else "pending"
+            lines.append("| %s | — | — | — | %s | %s | — | — | — | — | — | — | — | — | — |" % (row["run"], state, state))
+            continue
+        lines.append("| %s | %d | %g | %g | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f s | %s |" % (
+            row["run"] + (" (best of %s)" % row["family"] if chosen.get(row["family"]) == row["model"] else ""),
+            row["parameters"], row["lr"], row["dropout"],
+            pm(row["best_val_bpc_mean"], row["best_val_bpc_std"], n),
+            pm(row["test_bpc_at_best_mean"], row["test_bpc_at_best_std"], n),
+            "%.3f" % row["paper_val_bpc"] if row.get("paper_val_bpc") else "—",
+            "%.3f" % row["paper_test_bpc"] if row.get("paper_test_bpc") else "—",
+            "/".join(str(s) for s in row["best_step"]),
+            "/".join(str(s) for s in row["steps"]) + "".join(
+                " (%d %s)" % (k, what) for k, what in ((row["stopped_early"], "stopped early"),
+                                                      (row["diverged"], "diverged after the best")) if k),
+            pm(row["val_bpc_mean"], row["val_bpc_std"], len([x for x in res if x["val_bpc"] is not None])),
+            pm(row["test_bpc_mean"], row["test_bpc_std"], len([x for x in res if x["test_bpc"] is not None])),
+            "%.0f" % row["tokens_per_s"] if row["tokens_per_s"] else "—", row["wall_s"],
+            "%.3g" % row["max_grad_norm"] if "max_grad_norm" in row else "—"))
+    if summary["pending"]:
+        lines += ["", "Pending runs: " + ", ".join(summary["pending"]) + "."]
+    if waiting:
+        lines += ["", "Waiting: " + "; ".join("%s (%s)" % (w, why) for w, why in waiting) + "."]
+    written = [os.path.join(results_root, table_name + ".json"), os.path.join(results_root, table_name + ".md")]
+    svg = os.path.join(results_root, table_name + "-convergence.svg")
+    if convergence_plot.plot(svg, table["title"], first_seed_curves(results_root, table_name, table, out_rows)):
+        lines += ["", "![validation BPC against tokens and wall time](%s-convergence.svg)" % table_name]
+        written.append(svg)
+    with open(os.path.join(results_root, table_name + ".md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return written
+
+
+def first_seed_curves(results_root, table_name, table, rows):
+    """{row: [(tokens, wall seconds, val BPC), ...]} from the metrics of each row's first seed."""
+    b = table["budget"]
+    per_step = b["train.batch"] * b["train.seq_len"]
+    out = {}
+    for row in rows:
+        if not row["ids"]:
+            continue
+        run_id = sorted(row["ids"], key=lambda i: int(i.rsplit("-s", 1)[1]))[0]
+        path = os.path.join(results_root, table_name, run_id, "metrics.jsonl")
+        if not os.path.exists(path):
+            continue
+        clock, points = [], []
+        with open(path) as f:
+            for line in f:
+                j = json.loads(line)
+                if "elapsed_s" in j:
+                    clock.append((j["step"], j["elapsed_s"]))
+                elif "val_bpc" in j and "test_bpc" not in j:
+                    # The wall time of an evaluation: the last log line at or before its step.
+                    t = max((e for s, e in clock if s <= j["step"]), default=None)
+                    if t is not None:
+                        points.append((j["step"] * per_step, t, j["val_bpc"]))
+        if points:
+            out[row["run"]] = points
+    return out

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Summaries of group word tables ("kind": "words" in configs/paper/tables.json; the
+state_tracking table of issue 14), called by scripts/reproduce.py.
+
+Reads every finished run's result.json (written by `liegrad train` on a words:<group>
+dataset: test scores by length, steps_to_99, parameters) and writes
+  RESULTS/TABLE.json   one row per (model, group): mean and standard deviation over
+                       seeds of the test accuracy at every evaluation length (per
+                       position, whole word, last position), and the steps to reach
+                       99% validation accuracy per position at the longest training
+                       length (the first validation step, every train.eval_interval
+                       steps, at which it is reached; "not reached" counts as such);
+  RESULTS/TABLE.md     a table per group;
+  RESULTS/TABLE-G.svg  per group: mean accuracy per position against length, one line
+                       per model.
+Numbers are only ever read from result.json files. Standard library only.
+"""
+import json
+import math
+import os
+import statistics
+
+METRICS = ("position_acc", "sequence_acc", "final_acc")
+
+
+def group_of(run):
+    return run["sets"].get("data.dataset", "").split(":", 1)[-1] or "?"
+
+
+def mean_std(xs):
+    if not xs:
+        return None
+    return [statistics.mean(xs), statistics.stdev(xs) if len(xs) > 1 else 0.0]
+
+
+def row_of(name, group, results, diverged, pending_ids):
+    row = {"model": name, "group": group, "n": len(results), "diverged": len(diverged), "pending": pending_ids}
+    if results:
+        r0 = results[0]
+        row["parameters"] = r0["parameters"]
+        row["classes"] = r0["classes"]
+        row["lr"] = r0["config"]["train"]["lr"]
+        row["steps"] = r0["steps"]
+        row["max_len"] = r0["config"]["data"]["max_len"]
+        row["lengths"] = [s["length"] for s in r0["test"]]
+        for m in METRICS:
+            row[m] = {}
+            for i, L in enumerate(row["lengths"]):
+                row[m][str(L)] = mean_std([r["test"][i][m] for r in results])
+        row["val_acc"] = mean_std([r["val"]["position_acc"] for r in results])
+        reached = [r["steps_to_99"] for r in results if r.get("steps_to_99") is not None]
+        row["steps_to_99"] = {"reached": len(reached), "of": len(results), "each": [r.get("steps_to_99") for r in results],
+                              "mean_of_reached": statistics.mean(reached) if reached else None}
+        row["wall_s"] = statistics.mean(r["wall_seconds"] for r in results)
+        row["wall_s_each"] = [r["wall_seconds"] for r in results]
+        row["tokens_per_s"] = statistics.mean(r["tokens_per_second"] for r in results)
+    elif diverged:
+        row["parameters"] = diverged[0].get("parameters")
+    return row
+
+
+def fmt_acc(ms, n):
+    if ms is None:
+        return "—"
+    return "%.3f ± %.3f" % (ms[0], ms[1]) if n > 1 else "%.3f" % ms[0]
+
+
+def fmt_steps(s):
+    if s is None:
+        return "—"
+    if s["reached"] == 0:
+        return "not reached (0/%d)" % s["of"]
+    text = "%.0f" % s["mean_of_reached"]
+    return text if s["reached"] == s["of"] else "%s (%d/%d reached)" % (text, s["reached"], s["of"])
+
+
+def svg_lines(path, title, series, lengths, chance=None, train_len=None):
+    """series: {label: [(length, accuracy), ...]}; log2 x axis, accuracy 0..1."""
+    W, H, L, R, T, B = 760, 440, 60, 210, 40, 55
+    x0, x1 = math.log2(min(lengths)), math.log2(max(lengths))
+    if x1 == x0:
+        x1 = x0 + 1
+    px = lambda n: L + (math.log2(n) - x0) / (x1 - x0) * (W - L - R)
+    py = lambda a: H - B - a * (H - T - B)
+    colors = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"]
+    o = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">' % (W, H),
+         '<rect width="100%" height="100%" fill="white"/>',
+         '<text x="%d" y="24" text-anchor="middle" font-size="14">%s</text>' % ((L + W - R) / 2, title)]
+    for k in range(0, 11, 2):
+        a = k / 10
+        o.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#eee"/>' % (L, W - R, py(a), py(a)))
+        o.append('<text x="%d" y="%.1f" text-anchor="end">%.1f</text>' % (L - 5, py(a) + 4, a))
+    for n in lengths:
+        o.append('<text x="%.1f" y="%d" text-anchor="middle">%d</text>' % (px(n), H - B + 16, n))
+    o.append('<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="black"/>' % (L, T, W - L - R, H - T - B))
+    o.append('<text x="%d" y="%d" text-anchor="middle">word length (log scale)</text>' % ((L + W - R) / 2, H - 12))
+    o.append('<text transform="translate(16,%d) rotate(-90)" text-anchor="middle">test accuracy per position '
+             '(mean over seeds)</text>' % ((T + H - B) / 2))
+    if chance is not None:
+        o.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#888" stroke-dasharray="6,4"/>' % (L, W - R, py(chance), py(chance)))
+        o.append('<text x="%d" y="%.1f" text-anchor="end" fill="#888">chance</text>' % (W - R - 4, py(chance) - 4))
+    if train_len and min(lengths) <= train_len <= max(lengths):
+        o.append('<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#888" stroke-dasharray="2,3"/>' % (px(train_len), px(train_len), T, H - B))
+    for i, (label, pts) in enumerate(series.items()):
+        c = colors[i % len(colors)]
+        pts = sorted(pts)
+        o.append('<path d="%s" fill="none" stroke="%s" stroke-width="2"/>' % (
+            " ".join(("M" if j == 0 else "L") + "%.1f,%.1f" % (px(n), py(a)) for j, (n, a) in enumerate(pts)), c))
+        for n, a in pts:
+            o.append('<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>' % (px(n), py(a), c))
+        o.append('<text x="%d" y="%d" fill="%s">%s</text>' % (W - R + 12, T + 16 + 18 * i, c, label))
+    o.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(o) + "\n")
+
+
+def summarize(results_dir, table_name, table, runs):
+    """Writes RESULTS/TABLE.{json,md} and the per-group plots; returns the paths written."""
+    groups, rows, pending = [], {}, []
+    for run in runs:
+        g = group_of(run)
+        if g not in groups:
+            groups.append(g)
+        key = (run["name"], g)
+        rows.setdefault(key, {"results": [], "diverged": [], "pending": []})
+        f = os.path.join(results_dir, table_name, run["id"], "result.json")
+        if not os.path.exists(f):
+            rows[key]["pending"].append(run["id"])
+            pending.append(run["id"])
+            continue
+        with open(f) as fh:
+            r = json.load(fh)
+        rows[key]["diverged" if r.get("diverged") else "results"].append(r)
+    summary = {"table": table_name, "title": table["title"], "kind": "words", "budget": table.get("budget", {}),
+               "seeds": table["seeds"], "groups": groups, "rows": [], "pending": pending}
+    for (name, g), v in rows.items():
+        summary["rows"].append(row_of(name, g, v["results"], v["diverged"], v["pending"]))
+    written = []
+    path = os.path.join(results_dir, table_name + ".json")
+    with open(path, "w") as f:
+        json.dump(summary, f, indent=2)
+    written.append(path)
+
+    b = summary["budget"]
+    walls = [w for r in summary["rows"] for w in r.get("wall_s_each", [])]
+    lines = ["# %s" % table["title"], "",
+             "Budget per run: %s steps of %s words of length uniform in data.min_len..data.max_len (1..64 in the configs), "
+             "lr and schedule from each config; seeds %s." % (
+                 b.get("train.steps", "config"), b.get("train.batch", "config"), ", ".join(map(str, table["seeds"]))),
+             "Test accuracy per position on the fixed test words of each length (data.test_sequences per length; "
+             "mean ± std over seeds); \"last\" is the accuracy at the last position of the longest words, i.e. of the "
+             "product of the whole word; steps to 99%% are the first validation step (every %s steps) with accuracy "
+             "per position >= 0.99 on the validation words (data.val_sequences words of the longest training "
+             "length)." % b.get("train.eval_interval", "train.eval_interval"),
+             "Wall time: %s." % ("%.1f min for %d finished runs" % (sum(walls) / 60, len(walls)) if walls else "no run finished yet"),
+             "Produced by `scripts/reproduce.sh %s` from `configs/paper/tables.json`." % table_name]
+    for g in groups:
+        grow = [r for r in summary["rows"] if r["group"] == g]
+        lengths = next((r["lengths"] for r in grow if r.get("lengths")), None)
+        lines += ["", "## %s" % g, ""]
+        if lengths is None:
+            lines.append("No finished runs yet.")
+            continue
+        head = "| model | params | " + " | ".join("acc@%d" % L for L in lengths) + " | last@%d | steps to 99%% | runs |" % lengths[-1]
+        lines += [head, "|" + " --- |" + " ---: |" * (len(lengths) + 4)]
+        for r in grow:
+            if r["n"] == 0:
+                status = "diverged" if r["diverged"] else "pending"
+                lines.append("| %s | %s | %s | — | — | %s |" % (r["model"], r.get("parameters") or "—",
+                                                            " | ".join(status for _ in lengths), status))
+                continue
+            accs = " | ".join(fmt_acc(r["position_acc"][str(L)], r["n"]) for L in lengths)
+            lines.append("| %s | %d | %s | %s | %s | %d%s |" % (
+                r["model"], r["parameters"], accs, fmt_acc(r["final_acc"][str(lengths[-1])], r["n"]),
+                fmt_steps(r["steps_to_99"]), r["n"], (" (+%d diverged)" % r["diverged"]) if r["diverged"] else ""))
+        series = {r["model"]: [(L, r["position_acc"][str(L)][0]) for L in lengths] for r in grow if r["n"] > 0}
+        svg = os.path.join(results_dir, "%s-%s.svg" % (table_name, g))
+        done = next(r for r in grow if r["n"] > 0)  # lengths is set, so one row has finished
+        svg_lines(svg, "words:%s: accuracy against length (trained on lengths 1..%d)" % (g, done["max_len"]), series,
+                  lengths, 1.0 / done["classes"], done["max_len"])
+        written.append(svg)
+        lines += ["", "![words:%s accuracy against length](%s-%s.svg)" % (g, table_name, g)]
+    if pending:
+        lines += ["", "Pending runs: " + ", ".join(pending)]
+    path = os.path.join(results_dir, table_name + ".md")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    written.append(path)
+    return written

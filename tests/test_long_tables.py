@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""Tests of the long tables' bookkeeping on synthetic results (no training): runs that
+wait for the dropout screen, the rate it chooses, the extra seeds of each family's best
+configuration, the summary files, and the "At convergence" section of docs/results.md.
+Registered with CTest (tests/CMakeLists.txt); standard library only."""
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+import convergence_doc  # noqa: E402
+import long_tables  # noqa: E402
+import reproduce  # noqa: E402
+
+BUDGET = {"train.steps": 3000, "train.batch": 2, "train.seq_len": 4, "train.eval_interval": 500,
+          "train.patience": 2, "train.log_interval": 500}
+MANIFEST = {
+    "screen": {"title": "screen", "budget": BUDGET, "select": "best_val", "seeds": [1],
+               "grid": {"model.dropout": [0.1, 0.2]},
+               "runs": [{"name": "transformer", "config": "configs/transformer.json", "set": {}}]},
+    "long": {"title": "long", "budget": BUDGET, "select": "best_val", "seeds": [1], "best_seeds": [2, 3],
+             "runs": [{"name": "transformer", "family": "transformer", "paper": ["ts100k", "transformer"],
+                       "config": "configs/transformer.json", "set": {"train.lr": 0.01}},
+                      {"name": "transformer-dropout", "family": "transformer", "paper": ["ts100k", "transformer"],
+                       "config": "configs/transformer.json", "set": {"train.lr": 0.01},
+                       "set_from": {"model.dropout": {"table": "screen", "run": "transformer"}}},
+                      {"name": "lstm", "family": "lstm", "config": "configs/lstm.json", "set": {}}]},
+}
+
+
+def finish(root, table, run, best_val, test_at_best, diverged=False):
+    """Writes a result.json and metrics.jsonl as liegrad train would for a run of `table`."""
+    d = os.path.join(root, table, run["id"])
+    os.makedirs(d, exist_ok=True)
+    model = {"type": "transformer"}
+    if "model.dropout" in run["sets"]:
+        model["dropout"] = run["sets"]["model.dropout"]
+    result = {"diverged": True, "message": "non-finite loss", "val_bpc": None, "test_bpc": None,
+              "steps": BUDGET["train.steps"], "tokens_seen": None} if diverged else {
+        "val_bpc": best_val + 0.1, "test_bpc": test_at_best + 0.1, "best_val_bpc": best_val,
+        "test_bpc_at_best": test_at_best, "best_step": 1000, "steps": 2000, "stopped_early": True}
+    result.update({"parameters": 100, "tokens_per_second": 1000.0, "wall_seconds": 60.0,
+                   "config": {"model": model, "train": {"lr": run["sets"].get("train.lr", 0.003),
+                                                        "seed": run["seed"]}}})
+    if diverged:  # as scripts/reproduce.py record_divergence writes it
+        result["tokens_per_second"] = None
+    with open(os.path.join(d, "result.json"), "w") as f:
+        json.dump(result, f)
+    with open(os.path.join(d, "metrics.jsonl"), "w") as f:
+        for step in (500, 1000, 1500, 2000):
+            f.write(json.dumps({"step": step, "loss": 1.0, "grad_norm": 0.5, "elapsed_s": step / 10}) + "\n")
+            f.write(json.dumps({"step": step, "val_bpc": best_val + abs(step - 1000) / 5000}) + "\n")
+
+
+class LongTables(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def plan(self, table):
+        return long_tables.plan(MANIFEST, table, reproduce.expand, self.root)
+
+    def test_waits_for_the_screen_then_takes_its_best_rate(self):
+        ready, waiting, chosen = self.plan("long")
+        self.assertEqual(sorted(r["id"] for r in ready), ["lstm-s1", "transformer-s1"])
+        self.assertIn("transformer-dropout-s1", [w for w, _ in waiting])
+        self.assertEqual(chosen, {})
+        screen, _, _ = self.plan("screen")
+        for run in screen:  # the higher rate has the better validation BPC
+            finish(self.root, "screen", run, 2.0 if run["sets"]["model.dropout"] == 0.2 else 2.1, 2.5)
+        ready, waiting, _ = self.plan("long")
+        drop = next(r for r in ready if r["id"] == "transformer-dropout-s1")
+        self.assertEqual(drop["sets"]["model.dropout"], 0.2)
+        self.assertEqual(drop["sets"]["train.seed"], 1)
+
+    def test_extra_seeds_go_to_the_best_configuration_of_each_family(self):
+        for run in self.plan("screen")[0]:
+            finish(self.root, "screen", run, 2.0, 2.5)
+        ready, _, _ = self.plan("long")
+        scores = {"transformer-s1": 2.3, "transformer-dropout-s1": 2.2, "lstm-s1": 2.4}
+        for run in ready:
+            if run["id"] != "transformer-s1":
+                finish(self.root, "long", run, scores[run["id"]], 2.6)
+        # One configuration of the family is unfinished: no extra transformer seeds yet.
+        ready, waiting, chosen = self.plan("long")
+        self.assertEqual(chosen, {"lstm": "lstm"})
+        self.assertTrue(any(w.startswith("transformer:") for w, _ in waiting))
+        finish(self.root, "long", next(r for r in ready if r["id"] == "transformer-s1"), 2.3, 2.6)
+        ready, waiting, chosen = self.plan("long")
+        self.assertEqual(chosen, {"transformer": "transformer-dropout", "lstm": "lstm"})
+        self.assertEqual(waiting, [])
+        extra = {r["id"]: r for r in ready if r["seed"] != 1}
+        self.assertEqual(sorted(extra), ["lstm-s2", "lstm-s3", "transformer-dropout-s2", "transformer-dropout-s3"])
+        self.assertEqual(extra["transformer-dropout-s3"]["sets"]["train.seed"], 3)
+        self.assertEqual(extra["transformer-dropout-s3"]["sets"]["model.dropout"], 0.1)  # the screen's first best
+        self.assertEqual(long_tables.planned_count(MANIFEST["long"], reproduce.expand, "long"), 7)
+
+    def test_a_diverged_configuration_is_never_chosen(self):
+        for run in self.plan("screen")[0]:
+            finish(self.root, "screen", run, 1.0, 2.5, diverged=run["sets"]["model.dropout"] == 0.1)
+        drop = next(r for r in self.plan("long")[0] if r["name"] == "transformer-dropout")
+        self.assertEqual(drop["sets"]["model.dropout"], 0.2)
+
+    def test_a_run_that_diverged_after_its_best_checkpoint_is_judged_by_it(self):
+        for run in self.plan("screen")[0]:
+            finish(self.root, "screen", run, 1.5 if run["sets"]["model.dropout"] == 0.1 else 2.0, 2.5,
+                   diverged=run["sets"]["model.dropout"] == 0.1)
+            if run["sets"]["model.dropout"] == 0.1:  # what reproduce.best_checkpoint adds
+                path = os.path.join(self.root, "screen", run["id"], "result.json")
+                with open(path) as f:
+                    result = json.load(f)
+                result.update({"best_step": 500, "best_val_bpc": 1.5, "test_bpc_at_best": 2.4})
+                with open(path, "w") as f:
+                    json.dump(result, f)
+        drop = next(r for r in self.plan("long")[0] if r["name"] == "transformer-dropout")
+        self.assertEqual(drop["sets"]["model.dropout"], 0.1)
+        ready, waiting, chosen = self.plan("screen")
+        long_tables.summarize("screen", MANIFEST["screen"], ready, waiting, chosen, reproduce.PAPER, self.root,
+                              reproduce.max_grad_norm)
+        with open(os.path.join(self.root, "screen.json")) as f:
+            row = next(r for r in json.load(f)["rows"] if r["point"]["model.dropout"] == 0.1)
+        self.assertEqual((row["n"], row["diverged"]), (1, 1))
+        self.assertEqual(row["test_bpc_at_best_mean"], 2.4)
+        self.assertIsNone(row["test_bpc_mean"])
+        with open(os.path.join(self.root, "screen.md")) as f:
+            self.assertIn("1 diverged after the best", f.read())
+
+    def test_summary_and_results_section(self):
+        for run in self.plan("screen")[0]:
+            finish(self.root, "screen", run, 2.0, 2.5)
+        for _ in range(2):  # seed 1, then the extra seeds
+            for run in self.plan("long")[0]:
+                if not os.path.exists(os.path.join(self.root, "long", run["id"], "result.json")):
+                    finish(self.root, "long", run, {"transformer": 2.3, "transformer-dropout": 2.2,
+                                                    "lstm": 2.4}[run["name"]] + run["seed"] / 100,
+                           (2.4 if run["name"] == "lstm" else 2.5) + run["seed"] / 100)
+        ready, waiting, chosen = self.plan("long")
+        written = long_tables.summarize("long", MANIFEST["long"], ready, waiting, chosen, reproduce.PAPER, self.root,
+                                        reproduce.max_grad_norm)
+        self.assertEqual(sorted(os.path.basename(w) for w in written), ["long-convergence.svg", "long.json", "long.md"])
+        with open(os.path.join(self.root, "long.json")) as f:
+            summary = json.load(f)
+        row = next(r for r in summary["rows"] if r["model"] == "transformer-dropout")
+        self.assertEqual(row["n"], 3)
+        self.assertAlmostEqual(row["test_bpc_at_best_mean"], 2.52)
+        self.assertAlmostEqual(row["best_val_bpc_mean"], 2.22)
+        self.assertEqual(row["paper_test_bpc"], 2.583)
+        with open(os.path.join(self.root, "long.md")) as f:
+            md = f.read()
+        self.assertIn("test BPC at best", md)
+        self.assertIn("transformer-dropout (best of transformer)", md)
+        self.assertIn("2.520 ± 0.010", md)
+        with open(os.path.join(self.root, "long-convergence.svg")) as f:
+            self.assertIn("<path", f.read())
+        # The doc section, with the lstm standing in for the OSMFormer family on Tiny
+        # Shakespeare: claim 1 is judged there (lower test BPC at best), PTB is not yet run.
+        tables = {"ts100k_long": dict(summary, rows=[dict(r, family="transformer" if r["family"] == "transformer"
+                                                         else "osmformer") for r in summary["rows"]])}
+        lines = convergence_doc.section(tables, {1: "does not hold", 3: "does not hold"}, lambda n: "TABLE " + n)
+        text = "\n".join(lines)
+        self.assertIn("Tiny Shakespeare: OSMFormer lstm", text)
+        self.assertIn("Penn Treebank: not yet run.", text)
+        self.assertIn("Claim 1: does not hold at 2,000 steps, holds at convergence.", text)
+        self.assertIn("TABLE ts100k_long", text)
+        self.assertIn("Not yet run: `bash scripts/reproduce.sh recurrent_long`", text)
+
+    def test_nothing_finished_writes_nothing(self):
+        ready, waiting, chosen = self.plan("long")
+        self.assertEqual(long_tables.summarize("long", MANIFEST["long"], ready, waiting, chosen, reproduce.PAPER,
+                                               self.root, reproduce.max_grad_norm), [])
+        self.assertFalse(os.path.exists(os.path.join(self.root, "long.md")))
+
+
+if __name__ == "__main__":
+    unittest.main()

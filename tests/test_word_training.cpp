@@ -1,0 +1,324 @@
+// Per-position classification for group word tasks (train/word_eval.hpp and the
+// trainer's words path): the loss and the three accuracies against a hand
+// computation, readouts sized by the class count for every model, configuration
+// errors naming the key and value, a run that leaves its scores by length and
+// resumes bit for bit, and the command line end to end (train, eval, plot, errors).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "autograd/ops.hpp"
+#include "core/errors.hpp"
+#include "data/group_words.hpp"
+#include "groups/group.hpp"
+#include "tests/train_test_utils.hpp"
+#include "train/checkpoint.hpp"
+#include "train/run_config.hpp"
+#include "train/trainer.hpp"
+#include "train/word_eval.hpp"
+
+using namespace liegrad;
+using nlohmann::json;
+
+namespace {
+
+// A tiny group word run: `model` on words:<group>, words of length 1..8.
+json word_config(const std::string& group, const json& model, int64_t steps) {
+  return {{"model", model},
+          {"data",
+           {{"dataset", "words:" + group},
+            {"max_len", 8},
+            {"eval_lengths", {8, 16}},
+            {"val_sequences", 16},
+            {"test_sequences", 8}}},
+          {"train",
+           {{"steps", steps},
+            {"batch", 8},
+            {"lr", 1e-2},
+            {"warmup", 2},
+            {"eval_interval", 5},
+            {"log_interval", 1},
+            {"threads", 1},
+            {"seed", 3}}}};
+}
+
+std::vector<json> lines_with(const std::string& file, const char* key) {
+  std::vector<json> out;
+  std::istringstream in(test::read_text(file));
+  std::string line;
+  while (std::getline(in, line)) {
+    json j = json::parse(line);
+    if (j.contains(key)) out.push_back(j);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("word scores: loss and per-position, whole-word and last-position accuracy") {
+  // Two words of length 3 over 4 classes.
+  const std::vector<float> z = {2, 0, 0, 0,   0, 3, 0, 0,   0, 0, 1, 0,     // word 0: argmax 0, 1, 2
+                                0, 0, 0, 5,   1, 1, 0, 0,   0, 2, 0, 0};    // word 1: argmax 3, 0 (tie), 1
+  Array<float> logits(Shape{2, 3, 4});
+  for (int64_t i = 0; i < 24; ++i) logits[i] = z[static_cast<size_t>(i)];
+  const std::vector<int32_t> targets = {0, 1, 2, 3, 1, 1};  // word 1 misses its middle position (tie goes to 0)
+  const train::WordScores s = train::score_words(logits, targets, 2, 3);
+  CHECK(s.position_acc == doctest::Approx(5.0 / 6.0));
+  CHECK(s.sequence_acc == doctest::Approx(0.5));
+  CHECK(s.final_acc == doctest::Approx(1.0));
+  CHECK(train::count_correct(logits, targets) == 5);
+  double nll = 0;  // -log softmax, by hand
+  for (int64_t r = 0; r < 6; ++r) {
+    double sum = 0;
+    for (int64_t c = 0; c < 4; ++c) sum += std::exp(z[static_cast<size_t>(r * 4 + c)]);
+    nll += std::log(sum) - z[static_cast<size_t>(r * 4 + targets[static_cast<size_t>(r)])];
+  }
+  CHECK(s.loss == doctest::Approx(nll / 6).epsilon(1e-6));
+  // The training loss is the same per-position mean.
+  CHECK(ag::cross_entropy(ag::Varf::constant(logits), targets).value().item() == doctest::Approx(s.loss).epsilon(1e-5));
+  const std::vector<int32_t> last_wrong = {0, 1, 3, 3, 0, 2};
+  const train::WordScores w = train::score_words(logits, last_wrong, 2, 3);
+  CHECK(w.position_acc == doctest::Approx(4.0 / 6.0));
+  CHECK(w.sequence_acc == doctest::Approx(0.0));
+  CHECK(w.final_acc == doctest::Approx(0.0));
+  CHECK_THROWS_AS(train::score_words(logits, {0, 1, 2, 3, 4, 0}, 2, 3), ValueError);  // class 4 of 4
+  CHECK_THROWS_AS(train::score_words(logits, {0, 1, 2}, 1, 3), ShapeError);
+}
+
+TEST_CASE("every model reads out one logit per class when classes differ from inputs") {
+  const int64_t V = 3, C = 7, B = 2, T = 5;
+  for (const json& model : {json{{"type", "osm_rnn"}, {"group", "SO(3)"}, {"rnn_drive", "token"}},
+                           json{{"type", "osmformer"}, {"group", "SO(3)"}, {"layers", 1}, {"heads", 2}},
+                           json{{"type", "transformer"}, {"D", 8}, {"layers", 1}, {"heads", 2}},
+                           json{{"type", "lstm"}, {"hidden", 6}}, json{{"type", "exprnn"}, {"hidden", 6}}}) {
+    CAPTURE(model.dump());
+    auto m = models::make_model<float>(model, V, 1, C);
+    CHECK(m->vocab_size() == V);
+    CHECK(m->num_classes() == C);
+    const std::vector<int32_t> in = {0, 1, 2, 1, 0, 2, 2, 1, 0, 0};
+    const ag::Varf logits = m->forward(in, B, T, nullptr);
+    CHECK(logits.shape() == Shape{B, T, C});
+    // Evaluating the same words in one or several passes gives the same scores.
+    data::Batch words;
+    words.B = B;
+    words.T = T;
+    words.inputs = in;
+    words.targets = {6, 5, 4, 3, 2, 1, 0, 6, 5, 4};
+    const train::WordScores one = train::evaluate_words(*m, words, 1000), split = train::evaluate_words(*m, words, T);
+    CHECK(one.loss == doctest::Approx(split.loss).epsilon(1e-6));
+    CHECK(one.position_acc == doctest::Approx(split.position_acc));
+    // A language model keeps C = V.
+    CHECK(models::make_model<float>(model, V, 1)->num_classes() == V);
+  }
+}
+
+TEST_CASE("word task configurations: bad values name the key and the value") {
+  const json good = word_config("S5", {{"type", "lstm"}, {"hidden", 8}}, 4);
+  const train::RunConfig rc = train::parse_run_config(good);
+  CHECK(rc.data.words());
+  CHECK(rc.data.eval_lengths == std::vector<int64_t>{8, 16});
+  CHECK_FALSE(rc.resolved()["train"].contains("seq_len"));
+  CHECK(train::parse_run_config(rc.resolved()).resolved() == rc.resolved());
+  auto expect = [&](const std::string& key, const json& value, std::initializer_list<std::string> needles) {
+    json c = good;
+    c["data"][key] = value;
+    CAPTURE(c["data"].dump());
+    try {
+      train::parse_run_config(c);
+      FAIL("expected a ConfigError");
+    } catch (const ConfigError& e) {
+      const std::string m = e.what();
+      CHECK(m.find('\n') == std::string::npos);
+      for (const auto& n : needles) CHECK(m.find(n) != std::string::npos);
+    }
+  };
+  expect("dataset", "words:Q8", {"data.dataset", "Q8"});
+  expect("dataset", "words:", {"data.dataset", "words:<group>"});
+  expect("min_len", 0, {"data.min_len", "0"});
+  expect("max_len", 0, {"data.max_len", "0"});
+  expect("eval_lengths", json{64, 8192}, {"data.eval_lengths", "8192", "over the limit"});
+  expect("eval_lengths", json{0}, {"data.eval_lengths", "got 0"});
+  expect("eval_lengths", json::array(), {"data.eval_lengths"});
+  expect("inputs", "odd", {"data.inputs", "odd"});
+  expect("val_frac", 0.1, {"val_frac"});  // a text-corpus key: unknown here
+  json c = good;
+  c["train"]["seq_len"] = 64;
+  CHECK_THROWS_WITH_AS(train::parse_run_config(c), doctest::Contains("train.seq_len"), ConfigError);
+}
+
+TEST_CASE("a words:Z2 run leaves accuracies by length, reloads, and resumes bit for bit") {
+  test::TempDir tmp("words_run");
+  const json cfg = word_config("Z2", {{"type", "transformer"}, {"D", 8}, {"layers", 1}, {"heads", 2}}, 12);
+  train::TrainOptions a;
+  a.out_dir = tmp / "full";
+  const train::TrainResult r = train::run_training(cfg, a);
+  REQUIRE(r.words.is_object());
+  const json result = json::parse(test::read_text(tmp / "full/result.json"));
+  CHECK(result["classes"] == 2);
+  CHECK(result["input_vocab"] == 2);
+  REQUIRE(result["test"].size() == 2);
+  CHECK(result["test"][0]["length"] == 8);
+  CHECK(result["test"][1]["length"] == 16);
+  for (const auto& s : result["test"]) {
+    CHECK(s["position_acc"].get<double>() >= 0.0);
+    CHECK(s["position_acc"].get<double>() <= 1.0);
+    CHECK(s["sequences"] == 8);
+  }
+  CHECK(lines_with(tmp / "full/metrics.jsonl", "acc").size() == 12);
+  CHECK(lines_with(tmp / "full/metrics.jsonl", "val_acc").size() == 3);  // steps 5, 10 and the end
+  CHECK(lines_with(tmp / "full/metrics.jsonl", "bpc").empty());
+  // The checkpoint rebuilds a 2-class model whose scores match result.json.
+  const train::LoadedModel m = train::load_model(tmp / "full/last.json");
+  REQUIRE(m.words);
+  CHECK(m.model->num_classes() == 2);
+  const auto again = train::evaluate_word_lengths(*m.model, *m.words, 3, data::WordSplit::Test, {8, 16}, 8);
+  CHECK(again[1].position_acc == result["test"][1]["position_acc"].get<double>());
+  // A "vocab" that disagrees with the config is refused.
+  json ckpt = train::read_checkpoint(tmp / "full/last.json");
+  ckpt["vocab"]["classes"] = 3;
+  test::write_text(tmp / "bad.json", ckpt.dump());
+  CHECK_THROWS_WITH_AS(train::load_model(tmp / "bad.json"), doctest::Contains("does not match"), IoError);
+
+  train::TrainOptions b;
+  b.out_dir = tmp / "split";
+  b.stop_at = 7;
+  CHECK(train::run_training(cfg, b).interrupted);
+  train::TrainOptions c;
+  c.out_dir = tmp / "split";
+  c.resume = true;
+  CHECK(train::run_training(json(), c).steps_done == 12);
+  const auto la = lines_with(tmp / "full/metrics.jsonl", "loss"), lb = lines_with(tmp / "split/metrics.jsonl", "loss");
+  REQUIRE(la.size() == lb.size());
+  for (size_t i = 0; i < la.size(); ++i) CHECK(la[i]["loss"].get<double>() == lb[i]["loss"].get<double>());
+  const json rb = json::parse(test::read_text(tmp / "split/result.json"));
+  CHECK(rb["test"] == result["test"]);
+  CHECK(rb["tokens_seen"] == result["tokens_seen"]);
+}
+
+TEST_CASE("the OSM-RNN with token drive learns parity at its training length") {
+  // (Whether it keeps it at longer lengths is what docs/state_tracking.md's table measures.)
+  test::TempDir tmp("words_parity");
+  json cfg = word_config("Z2", {{"type", "osm_rnn"}, {"group", "SO(3)"}, {"rnn_drive", "token"}}, 300);
+  cfg["data"]["max_len"] = 16;
+  cfg["data"]["eval_lengths"] = {16};
+  cfg["train"]["lr"] = 0.05;
+  cfg["train"]["eval_interval"] = 100;
+  train::TrainOptions opt;
+  opt.out_dir = tmp / "run";
+  const train::TrainResult r = train::run_training(cfg, opt);
+  CHECK(r.words["val"]["position_acc"].get<double>() > 0.99);
+  CHECK(r.words["test"][0]["position_acc"].get<double>() > 0.99);
+  CHECK(r.words["steps_to_99"].is_number_integer());
+}
+
+namespace {
+
+// The skew logarithm L (3x3, row-major) of a rotation Q in SO(3): L = theta [n]_x with
+// Q = exp(L) (Rodrigues), theta in [0, pi].
+std::array<double, 9> so3_log(const std::array<double, 9>& Q) {
+  const double c = std::clamp((Q[0] + Q[4] + Q[8] - 1) / 2, -1.0, 1.0), theta = std::acos(c);
+  std::array<double, 3> n{};
+  if (theta < 1e-9) return {};
+  if (theta > M_PI - 1e-6) {  // n n^T = (Q + I) / 2
+    const int k = Q[0] >= Q[4] && Q[0] >= Q[8] ? 0 : Q[4] >= Q[8] ? 1 : 2;
+    const double nk = std::sqrt((Q[static_cast<size_t>(4 * k)] + 1) / 2);
+    for (int i = 0; i < 3; ++i) n[static_cast<size_t>(i)] = i == k ? nk : Q[static_cast<size_t>(3 * i + k)] / 2 / nk;
+  } else {
+    const double s = 2 * std::sin(theta);
+    n = {(Q[7] - Q[5]) / s, (Q[2] - Q[6]) / s, (Q[3] - Q[1]) / s};
+  }
+  return {0, -theta * n[2], theta * n[1], theta * n[2], 0, -theta * n[0], -theta * n[1], theta * n[0], 0};
+}
+
+}  // namespace
+
+TEST_CASE("the token-drive OSM-RNN holds S3 exactly at any length with the solution of docs/state_tracking.md") {
+  // rho(sigma) = sgn(sigma) P_sigma, (P_sigma)_{i, sigma(i)} = 1, is a faithful map of S3 into SO(3) with
+  // rho(a . b) = rho(a) rho(b) for the library's "a then b". With Gamma = pi I and token elements M_x whose
+  // skew part is log(rho(x)) / pi, the update multiplies the state by rho(x); prototypes P_v = rho(v).
+  const data::WordTask task("S3");
+  const data::FiniteGroup& G = task.group();
+  auto group = groups::make_group("SO(3)");
+  auto m = models::make_model<float>(
+      json{{"type", "osm_rnn"}, {"group", "SO(3)"}, {"rnn_drive", "token"}, {"mixing", "linear"}}, 6, 1, 6);
+  Array<float>& embed = m->find_parameter("embed")->var.value();
+  Array<float>& proto = m->find_parameter("proto")->var.value();
+  for (int32_t v = 0; v < 6; ++v) {
+    const std::vector<int32_t>& p = G.element(v);
+    const double sign = data::permutation_sign(p);
+    std::array<double, 9> Q{};
+    for (size_t i = 0; i < 3; ++i) Q[3 * i + static_cast<size_t>(p[i])] = sign;
+    const std::array<double, 9> L = so3_log(Q);
+    const double theta = std::sqrt((L[1] * L[1] + L[2] * L[2] + L[5] * L[5]));
+    Array<double> A(Shape{1, 3, 3}), B(Shape{1, 3, 3});
+    for (int64_t k = 0; k < 9; ++k) {
+      A[k] = L[static_cast<size_t>(k)];  // log rho(v): the prototype
+      // M_v rotates about the same axis by phi with sin(phi) = theta / pi, so Pi(M_v) = L / pi.
+      B[k] = theta > 0 ? L[static_cast<size_t>(k)] * std::asin(theta / M_PI) / theta : 0.0;
+    }
+    const Array<double> a = group->vee(A), b = group->vee(B);
+    for (int64_t k = 0; k < 3; ++k) {
+      proto.at(v, k) = static_cast<float>(a[k]);
+      embed.at(v, k) = static_cast<float>(b[k]);
+    }
+  }
+  Array<float>& mix = m->find_parameter("mix")->var.value();
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t k = 0; k < 3; ++k) mix.at(i, k) = i == k ? static_cast<float>(M_PI) : 0.0f;
+  m->find_parameter("log_tau")->var.value()[0] = 3.0f;
+  const auto scores = train::evaluate_word_lengths(*m, task, 5, data::WordSplit::Test, {64, 4096}, 4);
+  for (const auto& s : scores) {
+    CAPTURE(s.length);
+    CHECK(s.position_acc == 1.0);
+    CHECK(s.sequence_acc == 1.0);
+  }
+}
+
+TEST_CASE("command line: train, eval and plot a words:Z2 run, and one-line errors for bad input") {
+  test::TempDir tmp("words_cli");
+  const json cfg = word_config("Z2", {{"type", "lstm"}, {"hidden", 8}}, 10);
+  test::write_text(tmp / "c.json", cfg.dump(2));
+  const test::Proc t = test::run_liegrad({"train", "--config", tmp / "c.json", "--out", tmp / "run", "--quiet"}, tmp.path.string());
+  INFO("stderr: " << t.err);
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out.find("test_acc@16") != std::string::npos);
+  const test::Proc e = test::run_liegrad({"eval", "--checkpoint", tmp / "run/last.json", "--json"}, tmp.path.string());
+  REQUIRE(e.exit_code == 0);
+  const json ev = json::parse(e.out);
+  const json result = json::parse(test::read_text(tmp / "run/result.json"));
+  REQUIRE(ev["lengths"].size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK(ev["lengths"][i]["length"] == result["test"][i]["length"]);
+    CHECK(ev["lengths"][i]["position_acc"].get<double>() == doctest::Approx(result["test"][i]["position_acc"].get<double>()));
+    CHECK(ev["lengths"][i]["final_acc"].get<double>() == doctest::Approx(result["test"][i]["final_acc"].get<double>()));
+  }
+  const test::Proc e2 = test::run_liegrad({"eval", "--checkpoint", tmp / "run/last.json", "--lengths", "4,32"}, tmp.path.string());
+  CHECK(e2.exit_code == 0);
+  CHECK(e2.out.find("position_acc") != std::string::npos);
+  const test::Proc p = test::run_liegrad({"plot", tmp / "run", tmp / "run", "--out", tmp / "acc.svg"}, tmp.path.string());
+  CHECK(p.exit_code == 0);
+  CHECK(test::read_text(tmp / "acc.svg").find("against length") != std::string::npos);
+
+  auto expect_error = [&](const test::Proc& q, std::initializer_list<std::string> needles) {
+    INFO("exit " << q.exit_code << " stderr: " << q.err);
+    CHECK(q.exit_code != 0);
+    CHECK(q.exit_code < 128);
+    CHECK(std::count(q.err.begin(), q.err.end(), '\n') == 1);
+    for (const auto& n : needles) CHECK(q.err.find(n) != std::string::npos);
+  };
+  expect_error(test::run_liegrad({"eval", "--checkpoint", tmp / "run/last.json", "--lengths", "8192"}, tmp.path.string()),
+               {"--lengths", "8192", "limit"});
+  expect_error(test::run_liegrad({"train", "--config", tmp / "c.json", "--out", tmp / "r2", "--set", "data.dataset=words:Q8"},
+                                 tmp.path.string()),
+               {"data.dataset", "Q8"});
+  expect_error(test::run_liegrad({"train", "--config", tmp / "c.json", "--out", tmp / "r3", "--set", "data.min_len=0"},
+                                 tmp.path.string()),
+               {"data.min_len", "0"});
+  expect_error(test::run_liegrad({"train", "--config", tmp / "c.json", "--out", tmp / "r4", "--set",
+                                  "data.eval_lengths=[64,100000]"},
+                                 tmp.path.string()),
+               {"data.eval_lengths", "100000"});
+  expect_error(test::run_liegrad({"sample", "--checkpoint", tmp / "run/last.json"}, tmp.path.string()), {"group word"});
+}
