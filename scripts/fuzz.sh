@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/, docs/fuzzing.md) with clang++-16, ASan and UBSan
 # into build-fuzz/ -- only the targets and the libraries they link -- makes the
-# checkpoint target's seeds (tiny checkpoints trained by build/apps/liegrad, the
+# checkpoint target's seeds (tiny checkpoints trained by build/liegrad, the
 # Release build, which scripts/build.sh brings up to date), then fuzzes each target.
 # Usage: scripts/fuzz.sh [--ci] [--runs N] [TARGET...]
 #   TARGET   config, checkpoint, vocab (default: all three)
@@ -50,7 +50,7 @@ for t in "${targets[@]}"; do
       seeds=("$dir/seeds/checkpoint")
       bash scripts/build.sh
       rm -rf "${seeds[0]}" && mkdir -p "${seeds[0]}"
-      (unset ASAN_OPTIONS UBSAN_OPTIONS; bash fuzz/make_checkpoint_seeds.sh build/apps/liegrad "${seeds[0]}") ;;
+      (unset ASAN_OPTIONS UBSAN_OPTIONS; bash fuzz/make_checkpoint_seeds.sh build/liegrad "${seeds[0]}") ;;
     *) seeds=("fuzz/seeds/$t") ;;
   esac
   dict=()

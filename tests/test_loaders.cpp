@@ -56,6 +56,16 @@ TEST_CASE("config: user strings with control characters are escaped, the message
   CHECK(printable("a\r\n\x7f\xc3\x97") == "a\\r\\n\\x7f\xc3\x97");  // UTF-8 is kept
 }
 
+TEST_CASE("config: a group word task's name with control characters stays one line") {
+  // Fuzz finding 3 (fuzz_config, after the merge of the group word tasks):
+  // "dataset": "words:S\n5" quoted the group name raw in "unknown group 'S<newline>5'".
+  const json cfg = {{"model", {{"type", "lstm"}}}, {"data", {{"dataset", "words:S\n5"}}}};
+  std::string m = one_line_error([&] { train::parse_run_config(cfg); });
+  CHECK(has(m, "unknown group 'S\\n5'"));
+  m = one_line_error([] { train::parse_run_config({{"model", {{"type", "lstm"}}}, {"data", {{"dataset", "words:\x01"}}}}); });
+  CHECK(has(m, "'\\x01'"));
+}
+
 TEST_CASE("config: a number beyond double's range is a ConfigError naming the file") {
   // Fuzz finding 2 (fuzz_config): nlohmann throws out_of_range.406, not parse_error, for
   // 1e400, and it reached the app as "internal error".
