@@ -57,7 +57,7 @@ TEST_CASE("config: user strings with control characters are escaped, the message
 }
 
 TEST_CASE("config: a group word task's name with control characters stays one line") {
-  // Fuzz finding 3 (fuzz_config, after the merge of the group word tasks):
+  // Finding 6 (docs/fuzzing.md; fuzz_config, after the merge of the group word tasks):
   // "dataset": "words:S\n5" quoted the group name raw in "unknown group 'S<newline>5'".
   const json cfg = {{"model", {{"type", "lstm"}}}, {"data", {{"dataset", "words:S\n5"}}}};
   std::string m = one_line_error([&] { train::parse_run_config(cfg); });
