@@ -48,7 +48,7 @@ for t in "${targets[@]}"; do
       # Real checkpoints of the current format, trained by the ordinary Release build's
       # tool (built here unless it is up to date, as after scripts/test.sh in CI).
       seeds=("$dir/seeds/checkpoint")
-      bash scripts/build.sh
+      bash scripts/build.sh >/dev/null
       rm -rf "${seeds[0]}" && mkdir -p "${seeds[0]}"
       (unset ASAN_OPTIONS UBSAN_OPTIONS; bash fuzz/make_checkpoint_seeds.sh build/liegrad "${seeds[0]}") ;;
     *) seeds=("fuzz/seeds/$t") ;;
