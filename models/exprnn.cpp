@@ -13,7 +13,7 @@
 
 namespace liegrad::models {
 
-using groups::ParamRole;
+using ag::ParamRole;
 
 template <class T>
 ExpRnn<T>::ExpRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes)

@@ -12,7 +12,7 @@
 
 namespace liegrad::models {
 
-using groups::ParamRole;
+using ag::ParamRole;
 
 template <class T>
 Transformer<T>::Transformer(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes)

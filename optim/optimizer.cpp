@@ -67,8 +67,8 @@ Array<T> json_to_array(const nlohmann::json& j, const Shape& expected, const std
 // The shape of a parameter's update (and buffers): its value's, (V,m) on a manifold,
 // and empty for a GroupBase, which is never trained.
 template <class T>
-Shape update_shape(const groups::Parameter<T>& p) {
-  if (p.role == groups::ParamRole::GroupBase) return Shape{0};
+Shape update_shape(const ag::Parameter<T>& p) {
+  if (p.role == ag::ParamRole::GroupBase) return Shape{0};
   if (!p.on_manifold()) return p.var.shape();
   return Shape{p.var.shape().batch(), algebra_dim(*p.group)};
 }
@@ -78,13 +78,13 @@ Shape update_shape(const groups::Parameter<T>& p) {
 // ---------------------------------------------------------------- Optimizer base
 
 template <class T>
-Optimizer<T>::Optimizer(std::vector<groups::Parameter<T>> params, std::vector<std::string> buffer_names,
+Optimizer<T>::Optimizer(std::vector<ag::Parameter<T>> params, std::vector<std::string> buffer_names,
                         int64_t reorth_every)
     : params_(std::move(params)), buffer_names_(std::move(buffer_names)), reorth_every_(reorth_every) {
   if (reorth_every < 0)
     throw ValueError("optimizer option reorth_every must be >= 0, got " + std::to_string(reorth_every));
   std::set<std::string> seen;
-  for (const groups::Parameter<T>& p : params_) {
+  for (const ag::Parameter<T>& p : params_) {
     if (!p.var.defined()) throw ValueError("optimizer: parameter '" + p.name + "' has no tensor");
     if (!seen.insert(p.name).second) throw ValueError("optimizer: parameter name '" + p.name + "' appears twice");
     if (p.on_manifold()) {
@@ -107,8 +107,8 @@ void Optimizer<T>::step(double lr) {
     throw ValueError(name() + ": learning rate must be finite and >= 0, got " + number_for_message(lr));
   ++step_;
   for (size_t i = 0; i < params_.size(); ++i) {
-    groups::Parameter<T>& p = params_[i];
-    if (!p.var.has_grad() || p.role == groups::ParamRole::GroupBase) continue;
+    ag::Parameter<T>& p = params_[i];
+    if (!p.var.has_grad() || p.role == ag::ParamRole::GroupBase) continue;
     Array<T>& w = p.var.value();
     const Array<T>& grad = p.var.grad();
     require_same_shape(("optimizer step of '" + p.name + "'").c_str(), w.shape(), grad.shape());
@@ -131,12 +131,12 @@ void Optimizer<T>::step(double lr) {
 
 template <class T>
 void Optimizer<T>::zero_grad() {
-  for (groups::Parameter<T>& p : params_) p.var.zero_grad();
+  for (ag::Parameter<T>& p : params_) p.var.zero_grad();
 }
 
 template <class T>
 void Optimizer<T>::reorthonormalise() {
-  for (groups::Parameter<T>& p : params_)
+  for (ag::Parameter<T>& p : params_)
     if (p.on_manifold()) polar_reorthonormalise(p.var.value());
 }
 
@@ -203,7 +203,7 @@ void check_beta(const char* key, double v) {
 }  // namespace
 
 template <class T>
-SGD<T>::SGD(std::vector<groups::Parameter<T>> params, const SgdOptions& opt)
+SGD<T>::SGD(std::vector<ag::Parameter<T>> params, const SgdOptions& opt)
     : Optimizer<T>(std::move(params),
                    opt.momentum > 0 ? std::vector<std::string>{"momentum_buffer"} : std::vector<std::string>{},
                    opt.reorth_every),
@@ -243,10 +243,10 @@ void SGD<T>::direction(typename Optimizer<T>::Slot& s, const T* g, const T* w, b
 // ---------------------------------------------------------------- Adam / AdamW
 
 template <class T>
-Adam<T>::Adam(std::vector<groups::Parameter<T>> params, const AdamOptions& opt) : Adam(std::move(params), opt, false) {}
+Adam<T>::Adam(std::vector<ag::Parameter<T>> params, const AdamOptions& opt) : Adam(std::move(params), opt, false) {}
 
 template <class T>
-Adam<T>::Adam(std::vector<groups::Parameter<T>> params, const AdamOptions& opt, bool decoupled)
+Adam<T>::Adam(std::vector<ag::Parameter<T>> params, const AdamOptions& opt, bool decoupled)
     : Optimizer<T>(std::move(params), {"exp_avg", "exp_avg_sq"}, opt.reorth_every), opt_(opt), decoupled_(decoupled) {
   check_beta("beta1", opt.beta1);
   check_beta("beta2", opt.beta2);
@@ -363,7 +363,7 @@ AdamOptions read_adam(Options& o, double default_wd) {
 }  // namespace
 
 template <class T>
-std::unique_ptr<Optimizer<T>> make_optimizer(const std::string& name, std::vector<groups::Parameter<T>> params,
+std::unique_ptr<Optimizer<T>> make_optimizer(const std::string& name, std::vector<ag::Parameter<T>> params,
                                              const nlohmann::json& options) {
   Options o(options, name);
   if (name == "sgd") {
@@ -388,9 +388,9 @@ template class SGD<float>;
 template class SGD<double>;
 template class Adam<float>;
 template class Adam<double>;
-template std::unique_ptr<Optimizer<float>> make_optimizer(const std::string&, std::vector<groups::Parameter<float>>,
+template std::unique_ptr<Optimizer<float>> make_optimizer(const std::string&, std::vector<ag::Parameter<float>>,
                                                           const nlohmann::json&);
-template std::unique_ptr<Optimizer<double>> make_optimizer(const std::string&, std::vector<groups::Parameter<double>>,
+template std::unique_ptr<Optimizer<double>> make_optimizer(const std::string&, std::vector<ag::Parameter<double>>,
                                                            const nlohmann::json&);
 
 }  // namespace liegrad::optim

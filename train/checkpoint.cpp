@@ -56,11 +56,11 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
 void write_json_atomic(const std::string& path, const nlohmann::json& j) { write_file_atomic(path, j.dump() + "\n"); }
 
 namespace {
-const char* representation(groups::ParamRole r) {
+const char* representation(ag::ParamRole r) {
   switch (r) {
-    case groups::ParamRole::GroupAlgebra: return "algebra_coordinates";
-    case groups::ParamRole::GroupManifold: return "group_element";
-    case groups::ParamRole::GroupBase: return "group_element";
+    case ag::ParamRole::GroupAlgebra: return "algebra_coordinates";
+    case ag::ParamRole::GroupManifold: return "group_element";
+    case ag::ParamRole::GroupBase: return "group_element";
     default: return "euclidean";
   }
 }
@@ -72,7 +72,7 @@ nlohmann::json parameters_to_json(models::Model<float>& model) {
     nlohmann::json e;
     e["name"] = p.name;
     e["shape"] = p.var.shape().vec();
-    e["role"] = groups::role_name(p.role);
+    e["role"] = ag::role_name(p.role);
     if (p.group) e["group"] = p.group->name();
     e["representation"] = representation(p.role);
     e["values"] = p.var.value().vec();
