@@ -9,7 +9,7 @@
 #include "autograd/ops.hpp"
 #include "groups/expm.hpp"
 #include "groups/group_ops.hpp"
-#include "models/config.hpp"
+#include "core/config.hpp"
 
 namespace liegrad::models {
 

@@ -8,7 +8,7 @@
 #include "autograd/ops.hpp"
 #include "core/profile.hpp"
 #include "kernels/lstm_scan.hpp"
-#include "models/config.hpp"
+#include "core/config.hpp"
 
 namespace liegrad::models {
 

@@ -26,7 +26,7 @@
 #include "core/rng.hpp"
 #include "groups/group.hpp"
 #include "groups/group_param.hpp"
-#include "models/config.hpp"
+#include "core/config.hpp"
 #include "models/model_base.hpp"
 
 namespace liegrad::models {

@@ -8,7 +8,7 @@
 #include "autograd/ops.hpp"
 #include "core/profile.hpp"
 #include "kernels/causal_mha.hpp"
-#include "models/config.hpp"
+#include "core/config.hpp"
 
 namespace liegrad::models {
 

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/config.hpp"
 #include "core/errors.hpp"
 #include "optim/riemannian.hpp"
 
@@ -291,72 +292,21 @@ std::vector<std::string> optimizer_names() { return {"sgd", "adam", "adamw"}; }
 
 namespace {
 
-// Typed reads of an options object; every key read is recorded so leftovers are errors.
-class Options {
- public:
-  Options(const nlohmann::json& j, std::string opt_name) : j_(j), name_(std::move(opt_name)) {
-    if (!j_.is_null() && !j_.is_object())
-      throw ConfigError("optimizer " + name_ + ": options must be a JSON object, got " + j_.dump());
-  }
-  bool has(const std::string& key) {
-    known_.push_back(key);
-    return j_.is_object() && j_.contains(key);
-  }
-  double number(const std::string& key, double fallback) {
-    if (!has(key)) return fallback;
-    const nlohmann::json& x = j_.at(key);
-    if (!x.is_number())
-      throw ValueError("optimizer " + name_ + ": option " + key + " must be a number, got " + x.dump());
-    return x.get<double>();
-  }
-  int64_t integer(const std::string& key, int64_t fallback) {
-    if (!has(key)) return fallback;
-    const nlohmann::json& x = j_.at(key);
-    if (!x.is_number_integer())
-      throw ValueError("optimizer " + name_ + ": option " + key + " must be an integer, got " + x.dump());
-    return x.get<int64_t>();
-  }
-  bool boolean(const std::string& key, bool fallback) {
-    if (!has(key)) return fallback;
-    const nlohmann::json& x = j_.at(key);
-    if (!x.is_boolean())
-      throw ValueError("optimizer " + name_ + ": option " + key + " must be true or false, got " + x.dump());
-    return x.get<bool>();
-  }
-  const nlohmann::json& raw(const std::string& key) const { return j_.at(key); }
-  void finish() const {
-    if (!j_.is_object()) return;
-    for (const auto& kv : j_.items()) {
-      bool ok = false;
-      for (const std::string& k : known_) ok = ok || k == kv.key();
-      if (ok) continue;
-      std::string list;
-      for (const std::string& k : known_) list += (list.empty() ? "" : ", ") + k;
-      throw ConfigError("optimizer " + name_ + ": unknown option '" + kv.key() + "'; known options: " + list);
-    }
-  }
-
- private:
-  const nlohmann::json& j_;
-  std::string name_;
-  std::vector<std::string> known_;
-};
-
-AdamOptions read_adam(Options& o, double default_wd) {
+AdamOptions read_adam(ConfigReader& o, double default_wd) {
   AdamOptions a;
-  a.beta1 = o.number("beta1", a.beta1);
-  a.beta2 = o.number("beta2", a.beta2);
+  a.beta1 = o.get_double("beta1", a.beta1);
+  a.beta2 = o.get_double("beta2", a.beta2);
+  o.allow({"betas"});
   if (o.has("betas")) {
-    const nlohmann::json& b = o.raw("betas");
+    const nlohmann::json& b = o.json().at("betas");
     if (!b.is_array() || b.size() != 2 || !b[0].is_number() || !b[1].is_number())
       throw ValueError("optimizer option betas must be [beta1, beta2], got " + b.dump());
     a.beta1 = b[0].get<double>();
     a.beta2 = b[1].get<double>();
   }
-  a.eps = o.number("eps", a.eps);
-  a.weight_decay = o.number("weight_decay", default_wd);
-  a.reorth_every = o.integer("reorth_every", 0);
-  o.finish();
+  a.eps = o.get_double("eps", a.eps);
+  a.weight_decay = o.get_double("weight_decay", default_wd);
+  a.reorth_every = o.get_int("reorth_every", 0);
   return a;
 }
 
@@ -365,21 +315,30 @@ AdamOptions read_adam(Options& o, double default_wd) {
 template <class T>
 std::unique_ptr<Optimizer<T>> make_optimizer(const std::string& name, std::vector<ag::Parameter<T>> params,
                                              const nlohmann::json& options) {
-  Options o(options, name);
-  if (name == "sgd") {
-    SgdOptions s;
-    s.momentum = o.number("momentum", s.momentum);
-    s.nesterov = o.boolean("nesterov", s.nesterov);
-    s.weight_decay = o.number("weight_decay", s.weight_decay);
-    s.reorth_every = o.integer("reorth_every", s.reorth_every);
-    o.finish();
-    return std::make_unique<SGD<T>>(std::move(params), s);
+  ConfigReader o(options, "optimizer " + name);  // not an object: ConfigError
+  if (name != "sgd" && name != "adam" && name != "adamw") {
+    std::string known;
+    for (const std::string& n : optimizer_names()) known += (known.empty() ? "" : ", ") + n;
+    throw ValueError("unknown optimizer '" + name + "'; known optimizers: " + known);
   }
-  if (name == "adam") return std::make_unique<Adam<T>>(std::move(params), read_adam(o, 0.0));
-  if (name == "adamw") return std::make_unique<AdamW<T>>(std::move(params), read_adam(o, 0.01));
-  std::string known;
-  for (const std::string& n : optimizer_names()) known += (known.empty() ? "" : ", ") + n;
-  throw ValueError("unknown optimizer '" + name + "'; known optimizers: " + known);
+  SgdOptions s;
+  AdamOptions a;
+  try {
+    if (name == "sgd") {
+      s.momentum = o.get_double("momentum", s.momentum);
+      s.nesterov = o.get_bool("nesterov", s.nesterov);
+      s.weight_decay = o.get_double("weight_decay", s.weight_decay);
+      s.reorth_every = o.get_int("reorth_every", s.reorth_every);
+    } else {
+      a = read_adam(o, name == "adamw" ? 0.01 : 0.0);
+    }
+  } catch (const ConfigError& e) {
+    throw ValueError(e.what());  // a mistyped value is a ValueError, as for out-of-range ones (optimizer.hpp)
+  }
+  o.finish();  // an unknown key: ConfigError naming it
+  if (name == "sgd") return std::make_unique<SGD<T>>(std::move(params), s);
+  if (name == "adam") return std::make_unique<Adam<T>>(std::move(params), a);
+  return std::make_unique<AdamW<T>>(std::move(params), a);
 }
 
 template class Optimizer<float>;

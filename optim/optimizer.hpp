@@ -168,7 +168,8 @@ std::vector<std::string> optimizer_names();
 //   adam:  beta1, beta2 (or betas: [b1, b2]), eps, weight_decay, reorth_every
 //   adamw: as adam (weight_decay default 0.01)
 // Unknown name: ValueError listing the known ones. Out-of-range or mistyped value:
-// ValueError naming the key and value. Unknown key: ConfigError listing the known keys.
+// ValueError naming the key and value. Unknown key: ConfigError naming it (and the
+// nearest known key when one is close; the options are read by core/config.hpp).
 template <class T>
 std::unique_ptr<Optimizer<T>> make_optimizer(const std::string& name, std::vector<ag::Parameter<T>> params,
                                              const nlohmann::json& options = nlohmann::json::object());

@@ -6,7 +6,7 @@
 
 #include "core/errors.hpp"
 #include "data/group_words.hpp"
-#include "models/config.hpp"
+#include "core/config.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/schedule.hpp"
 

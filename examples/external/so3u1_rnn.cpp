@@ -15,7 +15,7 @@
 #include "core/rng.hpp"
 #include "groups/expm.hpp"
 #include "groups/group_ops.hpp"
-#include "models/config.hpp"
+#include "core/config.hpp"
 #include "models/registry.hpp"
 
 namespace so3u1 {
