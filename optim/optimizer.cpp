@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/array_json.hpp"
 #include "core/config.hpp"
 #include "core/errors.hpp"
 #include "optim/riemannian.hpp"
@@ -14,54 +15,12 @@ namespace liegrad::optim {
 
 namespace {
 
-// A buffer entry as JSON: finite values as numbers (float -> double is exact, and
-// nlohmann writes doubles so they parse back to the same bits), others as strings.
+// Reads a buffer saved by state_to_json into an array of the expected shape.
 template <class T>
-nlohmann::json array_to_json(const Array<T>& a) {
-  nlohmann::json data = nlohmann::json::array();
-  for (int64_t i = 0; i < a.size(); ++i) {
-    const double x = static_cast<double>(a[i]);
-    if (std::isfinite(x))
-      data.push_back(x);
-    else
-      data.push_back(std::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf"));
-  }
-  return {{"shape", a.shape().vec()}, {"data", std::move(data)}};
-}
-
-template <class T>
-T json_to_scalar(const nlohmann::json& x, const std::string& where) {
-  if (x.is_number()) return static_cast<T>(x.get<double>());
-  if (x.is_string()) {
-    const std::string s = x.get<std::string>();
-    if (s == "nan") return static_cast<T>(std::nan(""));
-    if (s == "inf") return static_cast<T>(INFINITY);
-    if (s == "-inf") return static_cast<T>(-INFINITY);
-  }
-  throw ValueError(where + ": expected a number, got " + x.dump());
-}
-
-// Reads a buffer saved by array_to_json into an array of the expected shape.
-template <class T>
-Array<T> json_to_array(const nlohmann::json& j, const Shape& expected, const std::string& where) {
-  if (!j.is_object() || !j.contains("shape") || !j.contains("data") || !j.at("data").is_array() ||
-      !j.at("shape").is_array())
-    throw ValueError(where + ": expected {\"shape\": [...], \"data\": [...]}");
-  std::vector<int64_t> dims;
-  for (const nlohmann::json& d : j.at("shape")) {
-    if (!d.is_number_integer()) throw ValueError(where + ": bad shape " + j.at("shape").dump());
-    dims.push_back(d.get<int64_t>());
-  }
-  if (dims != expected.vec()) {
-    std::string got = "(";
-    for (size_t k = 0; k < dims.size(); ++k) got += (k ? "," : "") + std::to_string(dims[k]);
-    throw ValueError(where + ": saved shape " + got + ") does not match the parameter's " + expected.str());
-  }
-  const nlohmann::json& data = j.at("data");
-  if (static_cast<int64_t>(data.size()) != expected.numel())
-    throw ValueError(where + ": " + std::to_string(data.size()) + " values for shape " + expected.str());
-  Array<T> a(expected);
-  for (int64_t i = 0; i < a.size(); ++i) a[i] = json_to_scalar<T>(data[static_cast<size_t>(i)], where);
+Array<T> buffer_from_json(const nlohmann::json& j, const Shape& expected, const std::string& where) {
+  Array<T> a = array_from_json<T>(j, "data", where);
+  if (a.shape() != expected)
+    throw ValueError(where + ": saved shape " + a.shape().str() + " does not match the parameter's " + expected.str());
   return a;
 }
 
@@ -146,7 +105,7 @@ nlohmann::json Optimizer<T>::state_to_json() const {
   nlohmann::json ps = nlohmann::json::object();
   for (size_t i = 0; i < params_.size(); ++i) {
     nlohmann::json e = {{"t", slots_[i].t}};
-    for (size_t b = 0; b < buffer_names_.size(); ++b) e[buffer_names_[b]] = array_to_json(slots_[i].buf[b]);
+    for (size_t b = 0; b < buffer_names_.size(); ++b) e[buffer_names_[b]] = array_to_json(slots_[i].buf[b], "data");
     ps[params_[i].name] = std::move(e);
   }
   return {{"optimizer", name()}, {"step", step_}, {"options", options_json()}, {"params", std::move(ps)}};
@@ -179,7 +138,7 @@ void Optimizer<T>::state_from_json(const nlohmann::json& j) {
     for (size_t b = 0; b < buffer_names_.size(); ++b) {
       if (!e.contains(buffer_names_[b])) throw ValueError(where + ": no buffer " + buffer_names_[b]);
       s.buf.push_back(
-          json_to_array<T>(e.at(buffer_names_[b]), slots_[i].buf[b].shape(), where + ", buffer " + buffer_names_[b]));
+          buffer_from_json<T>(e.at(buffer_names_[b]), slots_[i].buf[b].shape(), where + ", buffer " + buffer_names_[b]));
     }
     loaded.push_back(std::move(s));
   }
