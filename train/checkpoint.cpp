@@ -163,12 +163,17 @@ nlohmann::json checkpoint_json(const nlohmann::json& config, const data::Vocab& 
   if (vocab.size() != model.vocab_size())
     throw ValueError("checkpoint: the vocabulary has " + std::to_string(vocab.size()) + " symbols but the model " +
                      std::to_string(model.vocab_size()));
+  return checkpoint_json(config, vocab_to_json(vocab), model, step);
+}
+
+nlohmann::json checkpoint_json(const nlohmann::json& config, const nlohmann::json& vocab_record,
+                               models::Model<float>& model, int64_t step) {
   nlohmann::json j;
   j["format"] = kCheckpointFormat;
   j["version"] = kCheckpointVersion;
   j["config"] = config;
   j["config"]["model"] = model.config();
-  j["vocab"] = vocab_to_json(vocab);
+  j["vocab"] = vocab_record;
   j["step"] = step;
   j["parameters"] = parameters_to_json(model);
   return j;

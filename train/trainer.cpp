@@ -468,13 +468,9 @@ class Run {
   }
 
   void save_checkpoint(const std::string& path, int64_t step) {
-    nlohmann::json j;
-    j["format"] = kCheckpointFormat;
-    j["version"] = kCheckpointVersion;
-    j["config"] = resolved_;
-    j["vocab"] = words_ ? word_vocab_to_json(*words_) : vocab_to_json(corpus_.vocab);
-    j["step"] = step;
-    j["parameters"] = parameters_to_json(*model_);
+    // resolved_["model"] is model_->config() already, as checkpoint_json sets it.
+    nlohmann::json j =
+        checkpoint_json(resolved_, words_ ? word_vocab_to_json(*words_) : vocab_to_json(corpus_.vocab), *model_, step);
     j["optimizer"] = optimizer_->state_to_json();
     nlohmann::json data;
     if (rand_batcher_) data["random_batcher"] = rand_batcher_->state();
