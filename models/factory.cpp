@@ -2,7 +2,7 @@
 // ones here and registered ones (models/registry.hpp) by their factories.
 #include <algorithm>
 
-#include "models/config.hpp"
+#include "core/config.hpp"
 #include "models/exprnn.hpp"
 #include "models/lstm.hpp"
 #include "models/osm_rnn.hpp"

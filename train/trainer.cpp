@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "autograd/ops.hpp"
+#include "core/array_json.hpp"
 #include "core/parallel.hpp"
 #include "data/batcher.hpp"
 #include "data/datasets.hpp"
@@ -51,17 +52,13 @@ bool holds_run(const fs::path& dir) {
   return false;
 }
 
-nlohmann::json array_to_json(const Array<float>& a) { return {{"shape", a.shape().vec()}, {"values", a.vec()}}; }
-
-Array<float> array_from_json(const nlohmann::json& j, const std::string& what) {
+// One tensor of the checkpoint's "train_state" (core/array_json.hpp, key "values");
+// a malformed one is an IoError, like the rest of a malformed checkpoint.
+Array<float> train_state_from_json(const nlohmann::json& j, const std::string& what) {
   try {
-    Array<float> a(Shape::of(j.at("shape").get<std::vector<int64_t>>()));
-    const auto& v = j.at("values");
-    if (static_cast<int64_t>(v.size()) != a.size()) throw IoError(what + ": value count does not match its shape");
-    for (int64_t i = 0; i < a.size(); ++i) a[i] = v[static_cast<size_t>(i)].get<float>();
-    return a;
-  } catch (const nlohmann::json::exception& e) {
-    throw IoError(what + ": malformed (" + std::string(e.what()) + ")");
+    return array_from_json<float>(j, "values", what);
+  } catch (const ValueError& e) {
+    throw IoError(e.what());
   }
 }
 
@@ -471,13 +468,9 @@ class Run {
   }
 
   void save_checkpoint(const std::string& path, int64_t step) {
-    nlohmann::json j;
-    j["format"] = kCheckpointFormat;
-    j["version"] = kCheckpointVersion;
-    j["config"] = resolved_;
-    j["vocab"] = words_ ? word_vocab_to_json(*words_) : vocab_to_json(corpus_.vocab);
-    j["step"] = step;
-    j["parameters"] = parameters_to_json(*model_);
+    // resolved_["model"] is model_->config() already, as checkpoint_json sets it.
+    nlohmann::json j =
+        checkpoint_json(resolved_, words_ ? word_vocab_to_json(*words_) : vocab_to_json(corpus_.vocab), *model_, step);
     j["optimizer"] = optimizer_->state_to_json();
     nlohmann::json data;
     if (rand_batcher_) data["random_batcher"] = rand_batcher_->state();
@@ -485,7 +478,7 @@ class Run {
     if (word_batcher_) data["word_batcher"] = word_batcher_->state();
     j["data_position"] = data;
     nlohmann::json state = nlohmann::json::array();
-    for (const auto& a : train_state_.tensors) state.push_back(array_to_json(a));
+    for (const auto& a : train_state_.tensors) state.push_back(array_to_json(a, "values"));
     j["train_state"] = state;
     j["progress"] = {{best_key(), best_step_ >= 0 ? nlohmann::json(best_val_) : nlohmann::json()},
                      {"best_step", best_step_},
@@ -512,7 +505,7 @@ class Run {
     if (word_batcher_ && d.contains("word_batcher")) word_batcher_->set_state(d.at("word_batcher").get<std::string>());
     train_state_.clear();
     for (const auto& a : j.value("train_state", nlohmann::json::array()))
-      train_state_.tensors.push_back(array_from_json(a, src + " train_state"));
+      train_state_.tensors.push_back(train_state_from_json(a, src + " train_state"));
     const auto& p = j.value("progress", nlohmann::json::object());
     best_step_ = p.value("best_step", int64_t{-1});
     if (best_step_ >= 0) best_val_ = p.at(best_key()).get<double>();
