@@ -26,6 +26,7 @@ except ImportError:
     print("skipped: numpy is not available (apt-get install python3-numpy)")
     sys.exit(77)
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import load_checkpoint  # noqa: E402  (examples/load_checkpoint.py)
 
@@ -84,7 +85,7 @@ renorm = int(ck["config"]["model"]["renormalize_every"])  # 16; seq_len 32 is a 
 H, nll = np.eye(d), 0.0
 for t in range(len(ids) - 1):
     H = H @ expm_skew(hat(Gamma @ vee(H.T @ embed[ids[t]])))
-    if (t + 1) % renorm == 0:  # the Newton-Schulz step of chapter 5, every `renormalize_every` symbols
+    if renorm > 0 and (t + 1) % renorm == 0:  # the Newton-Schulz step of chapter 5, every `renormalize_every` symbols
         H = H @ (3 * np.eye(d) - H.T @ H) / 2
     logits = tau * np.einsum("ij,vij->v", H, proto) + bias  # Re tr(H* P_v) = tr(H^T P_v) on SO(4)
     top = logits.max()

@@ -2,7 +2,7 @@
 // end with liegrad's trainer, reload its checkpoint and score a text with it; then
 // 08_read_checkpoint.py reads the same checkpoint in numpy and recomputes the score.
 //
-//   1. writes ~4,000 characters of word salad (a fixed LCG, no <random>) to DIR/text.txt;
+//   1. writes ~4,000 characters of word salad (liegrad's Rng, seed 8) to DIR/text.txt;
 //   2. train::run_training: an OSM-RNN on SO(4) with linear mixing, 80 AdamW steps on
 //      text:DIR/text.txt, writing DIR/run/last.json (docs/checkpoint.md);
 //   3. train::load_model rebuilds the model from the checkpoint alone and
@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/rng.hpp"
 #include "data/datasets.hpp"
 #include "train/checkpoint.hpp"
 #include "train/evaluate.hpp"
@@ -31,16 +32,14 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(dir);
   const std::string text_path = (dir / "text.txt").string();
   {
-    const char* words[] = {"the",    "group",  "of",    "rotations", "acts",        "on", "a",
-                           "sphere", "and",    "every", "token",     "is",          "an", "element",
-                           "while",  "states", "move",  "by",        "exponentials"};
-    uint64_t x = 12345;
+    // Word salad from liegrad's own generator (core/rng.hpp: the same stream on every machine).
+    const std::vector<std::string> words = {"a",     "tape",  "records", "every", "op", "and",         "the",
+                                            "group", "keeps", "its",     "state", "on", "sphere",      "while",
+                                            "each",  "token", "moves",   "it",    "by", "exponentials"};
+    Rng rng(8);
     std::string text;
-    while (text.size() < 4000) {
-      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-      text += words[(x >> 33) % (sizeof words / sizeof *words)];
-      text += ((x >> 20) % 9 == 0) ? ".\n" : " ";
-    }
+    while (text.size() < 4000)
+      text += words[static_cast<size_t>(rng.integer(int64_t(words.size())))] + (rng.integer(9) == 0 ? ".\n" : " ");
     std::ofstream(text_path, std::ios::binary) << text;
   }
 
