@@ -53,13 +53,16 @@ int main() {
         std::printf("  %-8s step %3d  loss %.3e  defect %.1e\n", names[way], step, L, g->defect(E.value()));
       if (step == 200) break;
       ag::backward(Lv);
-      if (way == Manifold) {
-        Array<double> r = g->vee(tutorial::mm(R, Rv.grad(), true));  // vee(R^T grad)
+      if (way == Manifold) {  // R <- R exp(hat(-lr r)), r = vee(R^T grad) / s
+        Array<double> r = g->vee(tutorial::mm(R, Rv.grad(), true));
         for (int64_t k = 0; k < 3; ++k) r[k] *= -lr / s;
         R = g->compose(R, g->exp(g->hat(r)));
-      } else {
+      } else {  // u <- u - lr du; a rebase moves B to the current R and u to 0
         u = tutorial::axpy(u, -lr, uv.grad());
-        if (way == Rebased && (step + 1) % 10 == 0) B = g->compose(B, g->exp(g->hat(u))), u = Array<double>(Shape{3});
+        if (way == Rebased && (step + 1) % 10 == 0) {
+          B = g->compose(B, g->exp(g->hat(u)));
+          u = Array<double>(Shape{3});
+        }
         R = g->compose(B, g->exp(g->hat(u)));
       }
     }
