@@ -1,9 +1,12 @@
 // Tests of train/distributed's helpers without MPI: the single-process communicator is
 // the identity, and a stand-in for rank 1 of 2 whose partner holds the same values
-// (its sums double; rank 0 alone receives gathers) checks the row split of a batch, the lanes of a
-// carried state, the gradient average and its parameters without gradients. The real
-// 2-rank runs are tests/test_distributed.py (CTest mpi_*).
+// (its sums double; rank 0 alone receives gathers) checks the row split of a batch, the
+// lanes of a carried state, the gradient average and its parameters without gradients;
+// a process not started by a launcher never initializes MPI, and a build without MPI
+// refuses to be one of several. The real 2-rank runs: tests/test_distributed.py (mpi_*).
 #include <doctest/doctest.h>
+
+#include <stdlib.h>  // setenv, unsetenv (POSIX)
 
 #include <algorithm>
 #include <string>
@@ -120,4 +123,15 @@ TEST_CASE("distributed: when rank 0 failed too, rank 1 stops with PeerFailure") 
   CHECK(train::first_rank_where(alone, true) == 1);
   CHECK_THROWS_AS(train::agree(alone, [] { throw IoError("x"); }), IoError);
   CHECK_NOTHROW(train::agree(alone, [] {}));
+}
+
+TEST_CASE("distributed: the world of a process not started by a launcher is a single process") {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "PMIX_RANK"}) unsetenv(v);
+  CHECK(train::world_communicator()->size() == 1);  // no MPI_Init: a plain `liegrad train`
+  if (!train::mpi_available()) {
+    // Built without MPI but started as 2 processes: refused, rather than two runs in one directory.
+    setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
+    CHECK_THROWS_WITH_AS(train::world_communicator(), doctest::Contains("built without MPI"), IoError);
+    unsetenv("OMPI_COMM_WORLD_SIZE");
+  }
 }

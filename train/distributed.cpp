@@ -22,11 +22,13 @@ Communicator& single_process() {
 
 namespace {
 
-// The number of processes a launcher started, from the variables Open MPI, MPICH, PMIx
-// and Slurm set; 0 when none is set (not started by a launcher).
+// The number of processes a launcher started, from the variables Open MPI's mpirun and
+// PMI (MPICH, srun --mpi=pmi2) set; 1 under PMIx (srun --mpi=pmix), which tells the rank
+// but not the count; 0 when none is set (not started by a launcher). Slurm's own
+// SLURM_NTASKS is not used: a plain process in a batch script has it too.
 int launched_size() {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "SLURM_NTASKS"})
-    if (const char* s = std::getenv(v)) return std::atoi(s);
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char* s = std::getenv(v)) return std::max(std::atoi(s), 1);
   if (std::getenv("PMIX_RANK") || std::getenv("PMI_RANK")) return 1;
   return 0;
 }
