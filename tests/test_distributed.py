@@ -241,6 +241,25 @@ class Faults(Base):
         self.assertEqual(len(lines), 1, p.stderr)
         self.assertIn("non-finite", lines[0])
 
+    def test_a_non_finite_loss_on_one_rank_is_reported_by_that_rank(self):
+        # Rank 1 alone steps with an absurd learning rate (its configuration differs, as if
+        # its node had a corrupted copy): after its first update only its weights are
+        # huge, so only its own loss is non-finite at step 2, and the one line names it.
+        good = config(self.text, MODELS["transformer"], steps=20)
+        bad = json.loads(json.dumps(good))
+        bad["train"].update({"lr": 1e30, "clip": 0, "warmup": 0})
+        good["train"].update({"clip": 0, "warmup": 0})
+        good, bad = self.write_config("good", good), self.write_config("bad", bad)
+        out = os.path.join(self.tmp, "run")
+        script = f'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then c={bad}; else c={good}; fi; ' \
+                 f'exec {TOOL} train --config "$c" --out {out} --quiet'
+        p = subprocess.run(mpi_prefix(2) + ["sh", "-c", script], capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertNotEqual(p.returncode, 0)
+        lines = error_lines(p.stderr)
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertIn("rank 1 of 2", lines[0])
+        self.assertIn("non-finite loss", lines[0])
+
 
 if __name__ == "__main__":
     if not TOOL or not os.path.exists(TOOL):
