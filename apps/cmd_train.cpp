@@ -1,6 +1,9 @@
 // `liegrad train --config FILE [--set key=value ...] --out DIR [--resume] [--force]
 // [--data-dir DIR]`: runs train::run_training. SIGINT/SIGTERM ask the trainer to
 // write last.json and stop; the exit code is then 130 (SIGINT) or 143 (SIGTERM).
+// Started by an MPI launcher (`mpirun -np N liegrad train ...`), every process is a
+// rank of one data-parallel run (train/distributed.hpp, docs/distributed.md): rank 0
+// prints; a rank that fails prints one line naming itself and ends the job.
 #include <unistd.h>
 
 #include <atomic>
@@ -9,6 +12,7 @@
 #include <iostream>
 
 #include "apps/commands.hpp"
+#include "train/distributed.hpp"
 #include "train/run_config.hpp"
 #include "train/trainer.hpp"
 
@@ -23,7 +27,9 @@ extern "C" void on_signal(int sig) {
 }
 }  // namespace
 
-int cmd_train(const std::vector<std::string>& argv) {
+namespace {
+
+int train_on(train::Communicator& comm, const std::vector<std::string>& argv) {
   Args args(argv, {"help", "resume", "force", "quiet"}, {"config", "out", "data-dir", "stop-at"}, {"set"});
   if (args.flag("help")) {
     std::printf(
@@ -54,12 +60,14 @@ int cmd_train(const std::vector<std::string>& argv) {
   opt.resume = args.flag("resume");
   opt.force = args.flag("force");
   opt.progress_bar = isatty(STDERR_FILENO);
-  opt.log = args.flag("quiet") ? nullptr : (opt.progress_bar ? &std::cerr : &std::cout);
+  opt.log = args.flag("quiet") || !comm.is_root() ? nullptr : (opt.progress_bar ? &std::cerr : &std::cout);
+  opt.comm = &comm;
   opt.stop = &g_stop;
   opt.stop_at = args.get_int("stop-at", 0);
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   const train::TrainResult r = train::run_training(config, opt);
+  if (!comm.is_root()) return r.interrupted ? (g_signal == SIGTERM ? 143 : g_signal == SIGINT ? 130 : 0) : 0;
   if (r.interrupted) return g_signal == SIGTERM ? 143 : g_signal == SIGINT ? 130 : 0;
   if (!r.words.is_null()) {  // a group word task: accuracy at the validation length, then by test length
     std::printf("val_acc %.4f", r.words["val"]["position_acc"].get<double>());
@@ -70,6 +78,33 @@ int cmd_train(const std::vector<std::string>& argv) {
   }
   std::printf("val_bpc %.4f test_bpc %.4f\n", r.val_bpc, r.test_bpc);
   return 0;
+}
+
+}  // namespace
+
+int cmd_train(const std::vector<std::string>& argv) {
+  const std::unique_ptr<train::Communicator> comm = train::world_communicator();
+  if (comm->size() == 1) return train_on(*comm, argv);  // errors reach main(), which prints them
+  // Several ranks: the same argument error on every rank is printed by rank 0 only; any
+  // other failure by the rank that has it, which then ends the whole job (no rank waits).
+  const auto fail = [&](const char* kind, const char* what, int code) {
+    std::fprintf(stderr, "liegrad train: %srank %d of %d: %s\n", kind, comm->rank(), comm->size(), what);
+    std::fflush(stderr);
+    comm->abort(code);
+  };
+  try {
+    return train_on(*comm, argv);
+  } catch (const train::PeerFailure&) {
+    return 1;  // the failing rank has reported; every rank agreed to stop
+  } catch (const UsageError& e) {
+    if (comm->is_root()) std::fprintf(stderr, "liegrad train: %s\n", e.what());
+    return 2;
+  } catch (const liegrad::Error& e) {
+    fail("error: ", e.what(), 1);
+  } catch (const std::exception& e) {
+    fail("internal error: ", e.what(), 3);
+  }
+  return 1;
 }
 
 }  // namespace liegrad::app

@@ -3,6 +3,11 @@
 # says to check; CTest runs it for each example (examples/CMakeLists.txt).
 # Usage: check_example.sh so3_exp_gradient BINARY
 #        check_example.sh fit_rotation BINARY GROUP [--plain-may-lag]
+#        check_example.sh tutorial BINARY NAME1,NAME2,... [ARGS...]
+#   tutorial (examples/tutorial/CMakeLists.txt): BINARY ARGS exits 0 (77 = skipped, passed
+#     on), every line `check: NAME KIND=VALUE tol=TOL STATUS` has STATUS ok and a finite VALUE <= TOL
+#     (VALUE is printed rounded),
+#     every listed NAME printed such a line, and the program said "all checks passed".
 #   so3_exp_gradient: exit 0; each coordinate's tape/finite-difference relative error
 #     < 1e-6 and the overall ||tape - fd|| / ||tape|| < 1e-8.
 #   fit_rotation: exit 0; three runs (plain algebra, rebased, manifold), each ending
@@ -12,6 +17,30 @@
 set -uo pipefail
 name=$1 bin=$2
 shift 2
+if [ "$name" = tutorial ]; then
+  if [ ! -x "$bin" ]; then echo "skipped: $bin is missing"; exit 77; fi
+  names=$1
+  shift
+  out=$("$bin" "$@" 2>&1)
+  status=$?
+  printf '%s\n' "$out"
+  [ "$status" -eq 77 ] && { echo "check_example: $(basename "$bin") skipped"; exit 77; }
+  [ "$status" -eq 0 ] || { echo "check_example: $(basename "$bin") exited $status"; exit 1; }
+  printf '%s\n' "$out" | awk -v names="$names" '
+    BEGIN { n = split(names, want, ",") }
+    /^check: / {
+      split($3, kv, "="); split($4, tl, "=")
+      # <=: VALUE is printed rounded to 3 digits, TOL has one, so VALUE < TOL prints <= TOL.
+      if (tl[1] != "tol" || kv[2] !~ /^[0-9.]+e[-+][0-9]+$/ || !(kv[2] + 0 <= tl[2] + 0) || $5 != "ok") { print "check_example: failed: " $0; bad = 1 }
+      seen[$2] = 1 }
+    /^all checks passed$/ { done = 1 }
+    END {
+      for (i = 1; i <= n; ++i) if (!(want[i] in seen)) { print "check_example: no check named " want[i]; bad = 1 }
+      if (!done) { print "check_example: the program did not report \"all checks passed\""; bad = 1 }
+      if (!bad) print "check_example: " n " named checks present and passing"
+      exit bad }'
+  exit $?
+fi
 out=$("$bin" "${@:1:1}" 2>&1)
 status=$?
 printf '%s\n' "$out"

@@ -60,7 +60,7 @@ Array<double> fit(std::shared_ptr<const groups::Group> g, groups::GroupParamMode
   const int64_t n = g->n(), P = X.shape().cols();
   // One group element, starting at the identity (init_scale 0 draws u = 0).
   Rng rng(0);
-  std::vector<groups::Parameter<double>> params;
+  std::vector<ag::Parameter<double>> params;
   groups::GroupParam<double> R("R", g, 1, mode, 0.0, rng, params, rebase_every > 0);
   // Plain SGD: Euclidean on u in algebra mode, Riemannian on R in manifold mode; the
   // optimizer reads the mode from the parameter's role.

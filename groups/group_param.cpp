@@ -17,7 +17,7 @@ GroupParamMode parse_group_param_mode(const std::string& s) {
 
 template <class T>
 GroupParam<T>::GroupParam(const std::string& name, std::shared_ptr<const Group> group, int64_t count,
-                          GroupParamMode mode, double init_scale, Rng& rng, std::vector<Parameter<T>>& out,
+                          GroupParamMode mode, double init_scale, Rng& rng, std::vector<ag::Parameter<T>>& out,
                           bool with_base)
     : group_(std::move(group)), mode_(mode) {
   const int64_t m = group_->dim(), n = group_->n();
@@ -26,33 +26,21 @@ GroupParam<T>::GroupParam(const std::string& name, std::shared_ptr<const Group> 
     throw ValueError(name + ": a base (rebase) applies to algebra-mode parameters only");
   const double sigma = init_scale / std::sqrt(static_cast<double>(m));
   Array<double> u = rng.normal_array<double>(Shape{count, m}, sigma);
-  Parameter<T> p;
-  p.name = name;
-  p.group = group_;
-  p.dof = count * m;
   if (mode == GroupParamMode::Algebra) {
-    p.role = ParamRole::GroupAlgebra;
     stored_ = ag::Var<T>::parameter(u.cast<T>());
   } else {
-    p.role = ParamRole::GroupManifold;
     Array<double> W(Shape{count, n, n});
     group_->exp_kernel(count, group_->hat(u).data(), W.data());
     stored_ = ag::Var<T>::parameter(W.cast<T>());
   }
-  p.var = stored_;
-  out.push_back(p);
+  const ag::ParamRole role = mode == GroupParamMode::Algebra ? ag::ParamRole::GroupAlgebra : ag::ParamRole::GroupManifold;
+  ag::register_param(out, name, stored_, role, group_, count * m);
   if (with_base) {
     Array<T> B(Shape{count, n, n});
     const Array<T> I = group_->identity<T>();
     for (int64_t k = 0; k < count; ++k) std::copy(I.data(), I.data() + n * n, B.data() + k * n * n);
     base_ = ag::Var<T>::constant(std::move(B));
-    Parameter<T> b;
-    b.name = name + ".base";
-    b.var = base_;
-    b.role = ParamRole::GroupBase;
-    b.group = group_;
-    b.dof = 0;
-    out.push_back(b);
+    ag::register_param(out, name + ".base", base_, ag::ParamRole::GroupBase, group_, 0);
   }
 }
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "groups/group.hpp"
-#include "groups/parameter.hpp"
+#include "autograd/parameter.hpp"
 
 namespace liegrad::groups {
 
@@ -33,7 +33,7 @@ class GroupParam {
   // Draws the initial elements and appends the parameter records (the coordinates
   // or elements, and the base when with_base) to `out`.
   GroupParam(const std::string& name, std::shared_ptr<const Group> group, int64_t count, GroupParamMode mode,
-             double init_scale, Rng& rng, std::vector<Parameter<T>>& out, bool with_base = false);
+             double init_scale, Rng& rng, std::vector<ag::Parameter<T>>& out, bool with_base = false);
 
   // The elements (count, n, n) on the tape.
   ag::Var<T> elements() const;

@@ -9,11 +9,11 @@
 #include "autograd/ops.hpp"
 #include "groups/expm.hpp"
 #include "groups/group_ops.hpp"
-#include "models/config.hpp"
+#include "core/config.hpp"
 
 namespace liegrad::models {
 
-using groups::ParamRole;
+using ag::ParamRole;
 
 template <class T>
 ExpRnn<T>::ExpRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes)

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "core/alloc_limit.hpp"
-#include "models/config.hpp"
+#include "core/config.hpp"
 #include "models/exprnn.hpp"
 #include "models/lstm.hpp"
 #include "models/osm_rnn.hpp"

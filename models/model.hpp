@@ -9,7 +9,7 @@
 // detached from the tape, so evaluation can stream a whole split window by window
 // and truncated back-propagation can continue across training windows.
 //
-// Parameters are named members listed by parameters() as groups::Parameter
+// Parameters are named members listed by parameters() as ag::Parameter
 // records; their names are the checkpoint keys and follow the spec
 // (../shared/spec/models.md).
 #pragma once
@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "autograd/var.hpp"
-#include "groups/parameter.hpp"
+#include "autograd/parameter.hpp"
 
 namespace liegrad::models {
 
@@ -56,7 +56,7 @@ class Model {
   // scalar type). Returns logits (B,T,C).
   virtual ag::Var<T> forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_,
                              RecurrentState<T>* state = nullptr) = 0;
-  virtual std::vector<groups::Parameter<T>>& parameters() = 0;
+  virtual std::vector<ag::Parameter<T>>& parameters() = 0;
   // The complete model configuration, with defaults filled in.
   virtual const nlohmann::json& config() const = 0;
 
@@ -66,7 +66,7 @@ class Model {
     for (const auto& p : parameters()) n += p.dof;
     return n;
   }
-  groups::Parameter<T>* find_parameter(const std::string& name) {
+  ag::Parameter<T>* find_parameter(const std::string& name) {
     for (auto& p : parameters())
       if (p.name == name) return &p;
     return nullptr;

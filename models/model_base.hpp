@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "groups/parameter.hpp"
+#include "autograd/parameter.hpp"
 #include "models/model.hpp"
 
 namespace liegrad::models {
@@ -19,27 +19,20 @@ class ModelBase : public Model<T> {
       : config_(std::move(config)), V_(vocab), C_(classes > 0 ? classes : vocab) {}
   int64_t vocab_size() const override { return V_; }
   int64_t num_classes() const override { return C_; }
-  std::vector<groups::Parameter<T>>& parameters() override { return params_; }
+  std::vector<ag::Parameter<T>>& parameters() override { return params_; }
   const nlohmann::json& config() const override { return config_; }
 
  protected:
   // Registers a trainable tensor; dof defaults to its element count.
-  ag::Var<T> add_param(const std::string& name, Array<T> init, groups::ParamRole role,
+  ag::Var<T> add_param(const std::string& name, Array<T> init, ag::ParamRole role,
                        std::shared_ptr<const groups::Group> group = nullptr, int64_t dof = -1) {
-    groups::Parameter<T> p;
-    p.name = name;
-    p.dof = dof >= 0 ? dof : init.size();
-    p.var = ag::Var<T>::parameter(std::move(init));
-    p.role = role;
-    p.group = std::move(group);
-    params_.push_back(p);
-    return p.var;
+    return ag::add_param(params_, name, std::move(init), role, std::move(group), dof);
   }
 
   nlohmann::json config_;
   int64_t V_;  // input symbols
   int64_t C_;  // output classes
-  std::vector<groups::Parameter<T>> params_;
+  std::vector<ag::Parameter<T>> params_;
 };
 
 }  // namespace liegrad::models

@@ -11,7 +11,7 @@
 
 namespace liegrad::models {
 
-using groups::ParamRole;
+using ag::ParamRole;
 
 OsmCommonConfig OsmCommonConfig::read(ConfigReader& c, nlohmann::json& resolved, const std::string& default_group) {
   OsmCommonConfig o;
@@ -44,17 +44,9 @@ OsmCommonConfig OsmCommonConfig::read(ConfigReader& c, nlohmann::json& resolved,
 
 template <class T>
 TangentMixing<T>::TangentMixing(const std::string& name, MixingKind kind, int64_t m, int64_t rank, Rng& rng,
-                                std::vector<groups::Parameter<T>>& params)
+                                std::vector<ag::Parameter<T>>& params)
     : kind_(kind) {
-  auto add = [&](const std::string& n, Array<T> init) {
-    groups::Parameter<T> p;
-    p.name = n;
-    p.dof = init.size();
-    p.var = ag::Var<T>::parameter(std::move(init));
-    p.role = ParamRole::Mixing;
-    params.push_back(p);
-    return p.var;
-  };
+  auto add = [&](const std::string& n, Array<T> init) { return ag::add_param(params, n, std::move(init), ParamRole::Mixing); };
   if (kind == MixingKind::Linear) {
     gamma_ = add(name, Array<T>::eye(m));
   } else if (kind == MixingKind::Bounded) {
@@ -87,20 +79,11 @@ ag::Var<T> TangentMixing<T>::dense() const {
 
 template <class T>
 PrototypeReadout<T>::PrototypeReadout(const OsmCommonConfig& cfg, int64_t C, Rng& rng,
-                                      std::vector<groups::Parameter<T>>& params)
+                                      std::vector<ag::Parameter<T>>& params)
     : group_(cfg.group) {
   proto_ = groups::GroupParam<T>("proto", cfg.group, C, cfg.param_mode, cfg.init_scale, rng, params);
-  auto add = [&](const std::string& n, Array<T> init, ParamRole role) {
-    groups::Parameter<T> p;
-    p.name = n;
-    p.dof = init.size();
-    p.var = ag::Var<T>::parameter(std::move(init));
-    p.role = role;
-    params.push_back(p);
-    return p.var;
-  };
-  bias_ = add("bias", Array<T>(Shape{C}), ParamRole::Bias);
-  log_tau_ = add("log_tau", Array<T>::scalar(T(0)), ParamRole::Scalar);
+  bias_ = ag::add_param(params, "bias", Array<T>(Shape{C}), ParamRole::Bias);
+  log_tau_ = ag::add_param(params, "log_tau", Array<T>::scalar(T(0)), ParamRole::Scalar);
 }
 
 template <class T>

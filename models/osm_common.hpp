@@ -26,7 +26,7 @@
 #include "core/rng.hpp"
 #include "groups/group.hpp"
 #include "groups/group_param.hpp"
-#include "models/config.hpp"
+#include "core/config.hpp"
 #include "models/model_base.hpp"
 
 namespace liegrad::models {
@@ -52,7 +52,7 @@ class TangentMixing {
   // Registers `name` (linear: Gamma (m,m); bounded: W (m,m)) or `name`.u / `name`.v
   // (lowrank) in `params`.
   TangentMixing(const std::string& name, MixingKind kind, int64_t m, int64_t rank, Rng& rng,
-                std::vector<groups::Parameter<T>>& params);
+                std::vector<ag::Parameter<T>>& params);
   // Gamma as a dense (m,m) Var on the tape (lowrank: I + U V^T; bounded: from W), or an undefined Var
   // for identity mixing: the form kernels::relative_update takes.
   ag::Var<T> dense() const;
@@ -68,7 +68,7 @@ class PrototypeReadout {
   PrototypeReadout() = default;
   // Registers proto, bias and log_tau.
   // C prototypes, one per class (C = V for a language model).
-  PrototypeReadout(const OsmCommonConfig& cfg, int64_t C, Rng& rng, std::vector<groups::Parameter<T>>& params);
+  PrototypeReadout(const OsmCommonConfig& cfg, int64_t C, Rng& rng, std::vector<ag::Parameter<T>>& params);
   // H (N,n,n) -> logits (N,C).
   ag::Var<T> logits(const ag::Var<T>& H) const;
 

@@ -36,13 +36,7 @@ OsmFormer<T>::OsmFormer(const nlohmann::json& config, int64_t vocab, uint64_t se
   for (int64_t l = 0; l < layers_; ++l) {
     const std::string p = "layers." + std::to_string(l) + ".";
     Layer layer;
-    groups::Parameter<T> lb;
-    lb.name = p + "log_beta";
-    lb.var = ag::Var<T>::parameter(Array<T>(Shape{heads_}, beta0));
-    lb.role = groups::ParamRole::Scalar;
-    lb.dof = heads_;
-    this->params_.push_back(lb);
-    layer.log_beta = lb.var;
+    layer.log_beta = this->add_param(p + "log_beta", Array<T>(Shape{heads_}, beta0), ag::ParamRole::Scalar);
     layer.mix_att = TangentMixing<T>(p + "mix_att", cfg_.mixing, m, cfg_.rank, rng, this->params_);
     if (grounding_) layer.mix_gnd = TangentMixing<T>(p + "mix_gnd", cfg_.mixing, m, cfg_.rank, rng, this->params_);
     blocks_.push_back(layer);

@@ -16,7 +16,7 @@ std::vector<ParamBreakdownRow> parameter_breakdown(const nlohmann::json& model_c
   auto m = make_model<float>(model_config, V, 0, C);
   std::vector<ParamBreakdownRow> rows;
   for (const auto& p : m->parameters())
-    rows.push_back({p.name, p.var.shape().str(), groups::role_name(p.role), p.dof});
+    rows.push_back({p.name, p.var.shape().str(), ag::role_name(p.role), p.dof});
   return rows;
 }
 

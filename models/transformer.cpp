@@ -8,11 +8,11 @@
 #include "autograd/ops.hpp"
 #include "core/profile.hpp"
 #include "kernels/causal_mha.hpp"
-#include "models/config.hpp"
+#include "core/config.hpp"
 
 namespace liegrad::models {
 
-using groups::ParamRole;
+using ag::ParamRole;
 
 template <class T>
 Transformer<T>::Transformer(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes)

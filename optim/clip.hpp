@@ -9,19 +9,19 @@
 #pragma once
 #include <vector>
 
-#include "groups/parameter.hpp"
+#include "autograd/parameter.hpp"
 
 namespace liegrad::optim {
 
 // The global L2 norm of all present gradients (double accumulation).
 template <class T>
-double grad_norm(const std::vector<groups::Parameter<T>>& params);
+double grad_norm(const std::vector<ag::Parameter<T>>& params);
 
 // Returns the pre-clip global norm. Scales the gradients only when the norm is finite
 // and exceeds max_norm; max_norm <= 0, infinite or NaN means off (nothing is scaled,
 // the norm is still returned). A non-finite norm is returned unscaled: the caller
 // decides whether to skip the step.
 template <class T>
-double clip_grad_norm(const std::vector<groups::Parameter<T>>& params, double max_norm);
+double clip_grad_norm(const std::vector<ag::Parameter<T>>& params, double max_norm);
 
 }  // namespace liegrad::optim

@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "core/array_json.hpp"
+#include "core/config.hpp"
 #include "core/errors.hpp"
 #include "optim/riemannian.hpp"
 
@@ -13,62 +15,20 @@ namespace liegrad::optim {
 
 namespace {
 
-// A buffer entry as JSON: finite values as numbers (float -> double is exact, and
-// nlohmann writes doubles so they parse back to the same bits), others as strings.
+// Reads a buffer saved by state_to_json into an array of the expected shape.
 template <class T>
-nlohmann::json array_to_json(const Array<T>& a) {
-  nlohmann::json data = nlohmann::json::array();
-  for (int64_t i = 0; i < a.size(); ++i) {
-    const double x = static_cast<double>(a[i]);
-    if (std::isfinite(x))
-      data.push_back(x);
-    else
-      data.push_back(std::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf"));
-  }
-  return {{"shape", a.shape().vec()}, {"data", std::move(data)}};
-}
-
-template <class T>
-T json_to_scalar(const nlohmann::json& x, const std::string& where) {
-  if (x.is_number()) return static_cast<T>(x.get<double>());
-  if (x.is_string()) {
-    const std::string s = x.get<std::string>();
-    if (s == "nan") return static_cast<T>(std::nan(""));
-    if (s == "inf") return static_cast<T>(INFINITY);
-    if (s == "-inf") return static_cast<T>(-INFINITY);
-  }
-  throw ValueError(where + ": expected a number, got " + x.dump());
-}
-
-// Reads a buffer saved by array_to_json into an array of the expected shape.
-template <class T>
-Array<T> json_to_array(const nlohmann::json& j, const Shape& expected, const std::string& where) {
-  if (!j.is_object() || !j.contains("shape") || !j.contains("data") || !j.at("data").is_array() ||
-      !j.at("shape").is_array())
-    throw ValueError(where + ": expected {\"shape\": [...], \"data\": [...]}");
-  std::vector<int64_t> dims;
-  for (const nlohmann::json& d : j.at("shape")) {
-    if (!d.is_number_integer()) throw ValueError(where + ": bad shape " + j.at("shape").dump());
-    dims.push_back(d.get<int64_t>());
-  }
-  if (dims != expected.vec()) {
-    std::string got = "(";
-    for (size_t k = 0; k < dims.size(); ++k) got += (k ? "," : "") + std::to_string(dims[k]);
-    throw ValueError(where + ": saved shape " + got + ") does not match the parameter's " + expected.str());
-  }
-  const nlohmann::json& data = j.at("data");
-  if (static_cast<int64_t>(data.size()) != expected.numel())
-    throw ValueError(where + ": " + std::to_string(data.size()) + " values for shape " + expected.str());
-  Array<T> a(expected);
-  for (int64_t i = 0; i < a.size(); ++i) a[i] = json_to_scalar<T>(data[static_cast<size_t>(i)], where);
+Array<T> buffer_from_json(const nlohmann::json& j, const Shape& expected, const std::string& where) {
+  Array<T> a = array_from_json<T>(j, "data", where);
+  if (a.shape() != expected)
+    throw ValueError(where + ": saved shape " + a.shape().str() + " does not match the parameter's " + expected.str());
   return a;
 }
 
 // The shape of a parameter's update (and buffers): its value's, (V,m) on a manifold,
 // and empty for a GroupBase, which is never trained.
 template <class T>
-Shape update_shape(const groups::Parameter<T>& p) {
-  if (p.role == groups::ParamRole::GroupBase) return Shape{0};
+Shape update_shape(const ag::Parameter<T>& p) {
+  if (p.role == ag::ParamRole::GroupBase) return Shape{0};
   if (!p.on_manifold()) return p.var.shape();
   return Shape{p.var.shape().batch(), algebra_dim(*p.group)};
 }
@@ -78,13 +38,13 @@ Shape update_shape(const groups::Parameter<T>& p) {
 // ---------------------------------------------------------------- Optimizer base
 
 template <class T>
-Optimizer<T>::Optimizer(std::vector<groups::Parameter<T>> params, std::vector<std::string> buffer_names,
+Optimizer<T>::Optimizer(std::vector<ag::Parameter<T>> params, std::vector<std::string> buffer_names,
                         int64_t reorth_every)
     : params_(std::move(params)), buffer_names_(std::move(buffer_names)), reorth_every_(reorth_every) {
   if (reorth_every < 0)
     throw ValueError("optimizer option reorth_every must be >= 0, got " + std::to_string(reorth_every));
   std::set<std::string> seen;
-  for (const groups::Parameter<T>& p : params_) {
+  for (const ag::Parameter<T>& p : params_) {
     if (!p.var.defined()) throw ValueError("optimizer: parameter '" + p.name + "' has no tensor");
     if (!seen.insert(p.name).second) throw ValueError("optimizer: parameter name '" + p.name + "' appears twice");
     if (p.on_manifold()) {
@@ -107,8 +67,8 @@ void Optimizer<T>::step(double lr) {
     throw ValueError(name() + ": learning rate must be finite and >= 0, got " + number_for_message(lr));
   ++step_;
   for (size_t i = 0; i < params_.size(); ++i) {
-    groups::Parameter<T>& p = params_[i];
-    if (!p.var.has_grad() || p.role == groups::ParamRole::GroupBase) continue;
+    ag::Parameter<T>& p = params_[i];
+    if (!p.var.has_grad() || p.role == ag::ParamRole::GroupBase) continue;
     Array<T>& w = p.var.value();
     const Array<T>& grad = p.var.grad();
     require_same_shape(("optimizer step of '" + p.name + "'").c_str(), w.shape(), grad.shape());
@@ -131,12 +91,12 @@ void Optimizer<T>::step(double lr) {
 
 template <class T>
 void Optimizer<T>::zero_grad() {
-  for (groups::Parameter<T>& p : params_) p.var.zero_grad();
+  for (ag::Parameter<T>& p : params_) p.var.zero_grad();
 }
 
 template <class T>
 void Optimizer<T>::reorthonormalise() {
-  for (groups::Parameter<T>& p : params_)
+  for (ag::Parameter<T>& p : params_)
     if (p.on_manifold()) polar_reorthonormalise(p.var.value());
 }
 
@@ -145,7 +105,7 @@ nlohmann::json Optimizer<T>::state_to_json() const {
   nlohmann::json ps = nlohmann::json::object();
   for (size_t i = 0; i < params_.size(); ++i) {
     nlohmann::json e = {{"t", slots_[i].t}};
-    for (size_t b = 0; b < buffer_names_.size(); ++b) e[buffer_names_[b]] = array_to_json(slots_[i].buf[b]);
+    for (size_t b = 0; b < buffer_names_.size(); ++b) e[buffer_names_[b]] = array_to_json(slots_[i].buf[b], "data");
     ps[params_[i].name] = std::move(e);
   }
   return {{"optimizer", name()}, {"step", step_}, {"options", options_json()}, {"params", std::move(ps)}};
@@ -178,7 +138,7 @@ void Optimizer<T>::state_from_json(const nlohmann::json& j) {
     for (size_t b = 0; b < buffer_names_.size(); ++b) {
       if (!e.contains(buffer_names_[b])) throw ValueError(where + ": no buffer " + buffer_names_[b]);
       s.buf.push_back(
-          json_to_array<T>(e.at(buffer_names_[b]), slots_[i].buf[b].shape(), where + ", buffer " + buffer_names_[b]));
+          buffer_from_json<T>(e.at(buffer_names_[b]), slots_[i].buf[b].shape(), where + ", buffer " + buffer_names_[b]));
     }
     loaded.push_back(std::move(s));
   }
@@ -203,7 +163,7 @@ void check_beta(const char* key, double v) {
 }  // namespace
 
 template <class T>
-SGD<T>::SGD(std::vector<groups::Parameter<T>> params, const SgdOptions& opt)
+SGD<T>::SGD(std::vector<ag::Parameter<T>> params, const SgdOptions& opt)
     : Optimizer<T>(std::move(params),
                    opt.momentum > 0 ? std::vector<std::string>{"momentum_buffer"} : std::vector<std::string>{},
                    opt.reorth_every),
@@ -243,10 +203,10 @@ void SGD<T>::direction(typename Optimizer<T>::Slot& s, const T* g, const T* w, b
 // ---------------------------------------------------------------- Adam / AdamW
 
 template <class T>
-Adam<T>::Adam(std::vector<groups::Parameter<T>> params, const AdamOptions& opt) : Adam(std::move(params), opt, false) {}
+Adam<T>::Adam(std::vector<ag::Parameter<T>> params, const AdamOptions& opt) : Adam(std::move(params), opt, false) {}
 
 template <class T>
-Adam<T>::Adam(std::vector<groups::Parameter<T>> params, const AdamOptions& opt, bool decoupled)
+Adam<T>::Adam(std::vector<ag::Parameter<T>> params, const AdamOptions& opt, bool decoupled)
     : Optimizer<T>(std::move(params), {"exp_avg", "exp_avg_sq"}, opt.reorth_every), opt_(opt), decoupled_(decoupled) {
   check_beta("beta1", opt.beta1);
   check_beta("beta2", opt.beta2);
@@ -291,95 +251,53 @@ std::vector<std::string> optimizer_names() { return {"sgd", "adam", "adamw"}; }
 
 namespace {
 
-// Typed reads of an options object; every key read is recorded so leftovers are errors.
-class Options {
- public:
-  Options(const nlohmann::json& j, std::string opt_name) : j_(j), name_(std::move(opt_name)) {
-    if (!j_.is_null() && !j_.is_object())
-      throw ConfigError("optimizer " + name_ + ": options must be a JSON object, got " + j_.dump());
-  }
-  bool has(const std::string& key) {
-    known_.push_back(key);
-    return j_.is_object() && j_.contains(key);
-  }
-  double number(const std::string& key, double fallback) {
-    if (!has(key)) return fallback;
-    const nlohmann::json& x = j_.at(key);
-    if (!x.is_number())
-      throw ValueError("optimizer " + name_ + ": option " + key + " must be a number, got " + x.dump());
-    return x.get<double>();
-  }
-  int64_t integer(const std::string& key, int64_t fallback) {
-    if (!has(key)) return fallback;
-    const nlohmann::json& x = j_.at(key);
-    if (!x.is_number_integer())
-      throw ValueError("optimizer " + name_ + ": option " + key + " must be an integer, got " + x.dump());
-    return x.get<int64_t>();
-  }
-  bool boolean(const std::string& key, bool fallback) {
-    if (!has(key)) return fallback;
-    const nlohmann::json& x = j_.at(key);
-    if (!x.is_boolean())
-      throw ValueError("optimizer " + name_ + ": option " + key + " must be true or false, got " + x.dump());
-    return x.get<bool>();
-  }
-  const nlohmann::json& raw(const std::string& key) const { return j_.at(key); }
-  void finish() const {
-    if (!j_.is_object()) return;
-    for (const auto& kv : j_.items()) {
-      bool ok = false;
-      for (const std::string& k : known_) ok = ok || k == kv.key();
-      if (ok) continue;
-      std::string list;
-      for (const std::string& k : known_) list += (list.empty() ? "" : ", ") + k;
-      throw ConfigError("optimizer " + name_ + ": unknown option '" + printable(kv.key()) + "'; known options: " + list);
-    }
-  }
-
- private:
-  const nlohmann::json& j_;
-  std::string name_;
-  std::vector<std::string> known_;
-};
-
-AdamOptions read_adam(Options& o, double default_wd) {
+AdamOptions read_adam(ConfigReader& o, double default_wd) {
   AdamOptions a;
-  a.beta1 = o.number("beta1", a.beta1);
-  a.beta2 = o.number("beta2", a.beta2);
+  a.beta1 = o.get_double("beta1", a.beta1);
+  a.beta2 = o.get_double("beta2", a.beta2);
+  o.allow({"betas"});
   if (o.has("betas")) {
-    const nlohmann::json& b = o.raw("betas");
+    const nlohmann::json& b = o.json().at("betas");
     if (!b.is_array() || b.size() != 2 || !b[0].is_number() || !b[1].is_number())
       throw ValueError("optimizer option betas must be [beta1, beta2], got " + b.dump());
     a.beta1 = b[0].get<double>();
     a.beta2 = b[1].get<double>();
   }
-  a.eps = o.number("eps", a.eps);
-  a.weight_decay = o.number("weight_decay", default_wd);
-  a.reorth_every = o.integer("reorth_every", 0);
-  o.finish();
+  a.eps = o.get_double("eps", a.eps);
+  a.weight_decay = o.get_double("weight_decay", default_wd);
+  a.reorth_every = o.get_int("reorth_every", 0);
   return a;
 }
 
 }  // namespace
 
 template <class T>
-std::unique_ptr<Optimizer<T>> make_optimizer(const std::string& name, std::vector<groups::Parameter<T>> params,
+std::unique_ptr<Optimizer<T>> make_optimizer(const std::string& name, std::vector<ag::Parameter<T>> params,
                                              const nlohmann::json& options) {
-  Options o(options, name);
-  if (name == "sgd") {
-    SgdOptions s;
-    s.momentum = o.number("momentum", s.momentum);
-    s.nesterov = o.boolean("nesterov", s.nesterov);
-    s.weight_decay = o.number("weight_decay", s.weight_decay);
-    s.reorth_every = o.integer("reorth_every", s.reorth_every);
-    o.finish();
-    return std::make_unique<SGD<T>>(std::move(params), s);
+  ConfigReader o(options, "optimizer " + name);  // not an object: ConfigError
+  if (name != "sgd" && name != "adam" && name != "adamw") {
+    std::string known;
+    for (const std::string& n : optimizer_names()) known += (known.empty() ? "" : ", ") + n;
+    throw ValueError("unknown optimizer '" + name + "'; known optimizers: " + known);
   }
-  if (name == "adam") return std::make_unique<Adam<T>>(std::move(params), read_adam(o, 0.0));
-  if (name == "adamw") return std::make_unique<AdamW<T>>(std::move(params), read_adam(o, 0.01));
-  std::string known;
-  for (const std::string& n : optimizer_names()) known += (known.empty() ? "" : ", ") + n;
-  throw ValueError("unknown optimizer '" + name + "'; known optimizers: " + known);
+  SgdOptions s;
+  AdamOptions a;
+  try {
+    if (name == "sgd") {
+      s.momentum = o.get_double("momentum", s.momentum);
+      s.nesterov = o.get_bool("nesterov", s.nesterov);
+      s.weight_decay = o.get_double("weight_decay", s.weight_decay);
+      s.reorth_every = o.get_int("reorth_every", s.reorth_every);
+    } else {
+      a = read_adam(o, name == "adamw" ? 0.01 : 0.0);
+    }
+  } catch (const ConfigError& e) {
+    throw ValueError(e.what());  // a mistyped value is a ValueError, as for out-of-range ones (optimizer.hpp)
+  }
+  o.finish();  // an unknown key: ConfigError naming it
+  if (name == "sgd") return std::make_unique<SGD<T>>(std::move(params), s);
+  if (name == "adam") return std::make_unique<Adam<T>>(std::move(params), a);
+  return std::make_unique<AdamW<T>>(std::move(params), a);
 }
 
 template class Optimizer<float>;
@@ -388,9 +306,9 @@ template class SGD<float>;
 template class SGD<double>;
 template class Adam<float>;
 template class Adam<double>;
-template std::unique_ptr<Optimizer<float>> make_optimizer(const std::string&, std::vector<groups::Parameter<float>>,
+template std::unique_ptr<Optimizer<float>> make_optimizer(const std::string&, std::vector<ag::Parameter<float>>,
                                                           const nlohmann::json&);
-template std::unique_ptr<Optimizer<double>> make_optimizer(const std::string&, std::vector<groups::Parameter<double>>,
+template std::unique_ptr<Optimizer<double>> make_optimizer(const std::string&, std::vector<ag::Parameter<double>>,
                                                            const nlohmann::json&);
 
 }  // namespace liegrad::optim

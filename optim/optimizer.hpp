@@ -1,4 +1,4 @@
-// Optimizers over a model's named parameters (groups::Parameter), updating the
+// Optimizers over a model's named parameters (ag::Parameter), updating the
 // aliased tensors in place from their gradients:
 //
 //   SGD    momentum buffer b <- mu b + g; step along b, or g + mu b (Nesterov;
@@ -37,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "groups/parameter.hpp"
+#include "autograd/parameter.hpp"
 
 namespace liegrad::optim {
 
@@ -56,7 +56,7 @@ class Optimizer {
   // riemannian.hpp); step() calls it every reorth_every steps when that is > 0.
   void reorthonormalise();
 
-  const std::vector<groups::Parameter<T>>& params() const { return params_; }
+  const std::vector<ag::Parameter<T>>& params() const { return params_; }
   int64_t step_count() const { return step_; }
   int64_t reorth_every() const { return reorth_every_; }
   // "sgd", "adam" or "adamw".
@@ -85,7 +85,7 @@ class Optimizer {
 
   // Validates the parameters (defined, unique names, manifold ones with a group and a
   // (V,n,n) value of the group's size) and allocates zeroed buffers.
-  Optimizer(std::vector<groups::Parameter<T>> params, std::vector<std::string> buffer_names, int64_t reorth_every);
+  Optimizer(std::vector<ag::Parameter<T>> params, std::vector<std::string> buffer_names, int64_t reorth_every);
 
   // The descent direction d (n values, so that the update is w <- w - lr d) for one
   // parameter from its gradient g (n values); w is the current value for Euclidean
@@ -94,7 +94,7 @@ class Optimizer {
   virtual void direction(Slot& s, const T* g, const T* w, bool decays, int64_t n, double* d) = 0;
 
  private:
-  std::vector<groups::Parameter<T>> params_;
+  std::vector<ag::Parameter<T>> params_;
   std::vector<std::string> buffer_names_;
   std::vector<Slot> slots_;
   int64_t step_ = 0;
@@ -112,7 +112,7 @@ struct SgdOptions {
 template <class T>
 class SGD : public Optimizer<T> {
  public:
-  SGD(std::vector<groups::Parameter<T>> params, const SgdOptions& opt = {});
+  SGD(std::vector<ag::Parameter<T>> params, const SgdOptions& opt = {});
   std::string name() const override { return "sgd"; }
   nlohmann::json options_json() const override;
 
@@ -134,12 +134,12 @@ struct AdamOptions {
 template <class T>
 class Adam : public Optimizer<T> {
  public:
-  Adam(std::vector<groups::Parameter<T>> params, const AdamOptions& opt = {});
+  Adam(std::vector<ag::Parameter<T>> params, const AdamOptions& opt = {});
   std::string name() const override { return decoupled_ ? "adamw" : "adam"; }
   nlohmann::json options_json() const override;
 
  protected:
-  Adam(std::vector<groups::Parameter<T>> params, const AdamOptions& opt, bool decoupled);
+  Adam(std::vector<ag::Parameter<T>> params, const AdamOptions& opt, bool decoupled);
   void direction(typename Optimizer<T>::Slot& s, const T* g, const T* w, bool decays, int64_t n, double* d) override;
 
  private:
@@ -156,7 +156,7 @@ class AdamW : public Adam<T> {
     o.weight_decay = 0.01;
     return o;
   }
-  AdamW(std::vector<groups::Parameter<T>> params, const AdamOptions& opt = defaults())
+  AdamW(std::vector<ag::Parameter<T>> params, const AdamOptions& opt = defaults())
       : Adam<T>(std::move(params), opt, true) {}
 };
 
@@ -168,9 +168,10 @@ std::vector<std::string> optimizer_names();
 //   adam:  beta1, beta2 (or betas: [b1, b2]), eps, weight_decay, reorth_every
 //   adamw: as adam (weight_decay default 0.01)
 // Unknown name: ValueError listing the known ones. Out-of-range or mistyped value:
-// ValueError naming the key and value. Unknown key: ConfigError listing the known keys.
+// ValueError naming the key and value. Unknown key: ConfigError naming it (and the
+// nearest known key when one is close; the options are read by core/config.hpp).
 template <class T>
-std::unique_ptr<Optimizer<T>> make_optimizer(const std::string& name, std::vector<groups::Parameter<T>> params,
+std::unique_ptr<Optimizer<T>> make_optimizer(const std::string& name, std::vector<ag::Parameter<T>> params,
                                              const nlohmann::json& options = nlohmann::json::object());
 
 }  // namespace liegrad::optim

@@ -1,5 +1,6 @@
 """One SVG with two panels for a long table: validation BPC against tokens seen (left)
-and against wall time (right), one line per row (its first seed). Used by
+and against training time at each model's quiet-machine speed (right; a point whose
+time is None is left out of that panel), one line per row (its first seed). Used by
 scripts/long_tables.py; standard library only."""
 
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
@@ -10,6 +11,7 @@ def _ticks(lo, hi, n=5):
 
 
 def _panel(o, curves, x_of, x0, y0, w, h, xlabel, xfmt, ylo, yhi):
+    curves = {k: [p for p in c if x_of(p) is not None] for k, c in curves.items()}
     xs = [x_of(p) for c in curves.values() for p in c]
     xlo, xhi = 0.0, max(xs) if xs and max(xs) > 0 else 1.0
     px = lambda x: x0 + (x - xlo) / (xhi - xlo) * w
@@ -29,7 +31,7 @@ def _panel(o, curves, x_of, x0, y0, w, h, xlabel, xfmt, ylo, yhi):
 
 
 def plot(path, title, curves):
-    """curves: {label: [(tokens, wall seconds, val BPC), ...]}. Returns False (no file) when empty."""
+    """curves: {label: [(tokens, seconds or None, val BPC), ...]}. Returns False (no file) when empty."""
     if not curves:
         return False
     ys = sorted(p[2] for c in curves.values() for p in c)
@@ -42,7 +44,7 @@ def plot(path, title, curves):
          '<rect width="100%" height="100%" fill="white"/>',
          '<text x="%d" y="24" text-anchor="middle" font-size="14">%s: validation BPC</text>' % (W / 2 - 80, title)]
     _panel(o, curves, lambda p: p[0], 60, top, pw, ph, "tokens seen (millions)", lambda x: "%.0f" % (x / 1e6), ylo, yhi)
-    _panel(o, curves, lambda p: p[1], 490, top, pw, ph, "wall time (hours)", lambda x: "%.1f" % (x / 3600), ylo, yhi)
+    _panel(o, curves, lambda p: p[1], 490, top, pw, ph, "training time at benchmark speed (hours, 2 threads)", lambda x: "%.1f" % (x / 3600), ylo, yhi)
     o.append('<text transform="translate(16,%d) rotate(-90)" text-anchor="middle">validation BPC</text>' % (top + ph / 2))
     for i, label in enumerate(sorted(curves)):
         o.append('<text x="%d" y="%d" fill="%s">%s</text>' % (870, top + 14 + 18 * i, COLORS[i % len(COLORS)], label))

@@ -29,7 +29,7 @@ done
 # clang 16: Debian 12's default clang (14) cannot capture structured bindings in lambdas.
 bash scripts/setup.sh clang-16 libclang-rt-16-dev libomp-16-dev
 dir=build-fuzz
-cmake -S . -B "$dir" -DCMAKE_CXX_COMPILER=clang++-16 -DCMAKE_BUILD_TYPE=Release -DLIEGRAD_FUZZ=ON -DLIEGRAD_PYTHON=OFF >/dev/null
+cmake -S . -B "$dir" -DCMAKE_CXX_COMPILER=clang++-16 -DCMAKE_BUILD_TYPE=Release -DLIEGRAD_FUZZ=ON -DLIEGRAD_PYTHON=OFF -DLIEGRAD_MPI=OFF >/dev/null
 cmake --build "$dir" -j "$(nproc)" --target "${targets[@]/#/fuzz_}"
 
 # One thread each: the fuzzers run one input at a time, and leak checks want it simple.

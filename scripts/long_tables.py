@@ -19,11 +19,14 @@ plan() returns the runs that can be trained now and those waiting (with the reas
 summarize() writes results/TABLE.{json,md} and the convergence plot. Used by
 scripts/reproduce.py; standard library only.
 """
+import glob
 import json
 import os
 import statistics
 
 import convergence_plot
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def is_long(table):
@@ -196,6 +199,10 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
             row["tokens_per_s"] = statistics.mean(speeds) if speeds else None
             row["wall_s"] = statistics.mean(x["wall_seconds"] for x in res)
             row["wall_s_each"] = [x["wall_seconds"] for x in res]
+            speed = bench_speed(table, r["model"])
+            seen = [x["tokens_seen"] for x in res if x.get("tokens_seen")]
+            row["bench_tokens_per_s"] = speed
+            row["bench_s"] = statistics.mean(seen) / speed if speed and seen else None
             norms = [max_grad_norm(os.path.join(results_root, table_name, i, "metrics.jsonl")) for i in r["ids"]]
             norms = [g for g in norms if g is not None]
             if norms:
@@ -227,19 +234,22 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
                  "; %s as well for the configuration of each family with the best validation BPC (chosen by "
                  "scripts/long_tables.py from the finished runs)" % ", ".join(map(str, table["best_seeds"])))
                  if table.get("best_seeds") else ""),
-             "Wall time: %s." % ("%.1f h for %d runs (%.0f-%.0f s each)" % (
-                 sum(walls) / 3600, len(walls), min(walls), max(walls)) if walls else "none finished yet"),
+             "Wall time: %s. The runs share a 2-core machine with other work, so their own tokens/s and wall "
+             "times measure the load as much as the model; `time at bench speed` is the tokens a run trained "
+             "at its model's quiet speed (2 threads, %s), the time axis of the plot." % (
+                 "%.1f h for %d runs (%.0f-%.0f s each)" % (sum(walls) / 3600, len(walls), min(walls), max(walls))
+                 if walls else "none finished yet", table.get("bench_dir", "no benchmark named")),
              "Produced by `scripts/reproduce.sh %s` from `configs/paper/tables.json`." % table_name, "",
              "| run | params | lr | dropout | best val BPC | test BPC at best | paper val | paper test | best step "
-             "| steps | final val | final test | tokens/s | wall time per run | max grad norm |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "| steps | final val | final test | tokens/s | wall time per run | time at bench speed | max grad norm |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for row in out_rows:
         n = row["n"]
         if n == 0:
             state = "diverged" if row["diverged"] else "pending"
-            lines.append("| %s | — | — | — | %s | %s | — | — | — | — | — | — | — | — | — |" % (row["run"], state, state))
+            lines.append("| %s | — | — | — | %s | %s | — | — | — | — | — | — | — | — | — | — |" % (row["run"], state, state))
             continue
-        lines.append("| %s | %d | %g | %g | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f s | %s |" % (
+        lines.append("| %s | %d | %g | %g | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f s | %s | %s |" % (
             row["run"] + (" (best of %s)" % row["family"] if chosen.get(row["family"]) == row["model"] else ""),
             row["parameters"], row["lr"], row["dropout"],
             pm(row["best_val_bpc_mean"], row["best_val_bpc_std"], n),
@@ -253,6 +263,7 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
             pm(row["val_bpc_mean"], row["val_bpc_std"], len([x for x in res if x["val_bpc"] is not None])),
             pm(row["test_bpc_mean"], row["test_bpc_std"], len([x for x in res if x["test_bpc"] is not None])),
             "%.0f" % row["tokens_per_s"] if row["tokens_per_s"] else "—", row["wall_s"],
+            "%.0f s" % row["bench_s"] if row.get("bench_s") else "—",
             "%.3g" % row["max_grad_norm"] if "max_grad_norm" in row else "—"))
     if summary["pending"]:
         lines += ["", "Pending runs: " + ", ".join(summary["pending"]) + "."]
@@ -261,15 +272,34 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
     written = [os.path.join(results_root, table_name + ".json"), os.path.join(results_root, table_name + ".md")]
     svg = os.path.join(results_root, table_name + "-convergence.svg")
     if convergence_plot.plot(svg, table["title"], first_seed_curves(results_root, table_name, table, out_rows)):
-        lines += ["", "![validation BPC against tokens and wall time](%s-convergence.svg)" % table_name]
+        lines += ["", "![validation BPC against tokens and training time](%s-convergence.svg)" % table_name]
         written.append(svg)
     with open(os.path.join(results_root, table_name + ".md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     return written
 
 
+def bench_speed(table, name):
+    """The quiet-machine training speed (tokens/s, 2 threads, batch 32 x 128) of a run's
+    model: the median over rounds of `liegrad bench`'s median in the table's "bench_dir"
+    (a committed bench/compare.sh run, e.g. results/performance/compare-2026-12-01), from
+    the file named by the run's "bench" key (OSM models: their trained-weight row). None
+    when the table or run names none, or the files are missing."""
+    key = spec(table, name).get("bench")
+    if not key or not table.get("bench_dir"):
+        return None
+    speeds = []
+    for path in sorted(glob.glob(os.path.join(ROOT, table["bench_dir"], key + ".liegrad.*.json"))):
+        with open(path) as f:
+            speeds.append(json.load(f)["tokens_per_s"]["median"])
+    return statistics.median(speeds) if speeds else None
+
+
 def first_seed_curves(results_root, table_name, table, rows):
-    """{row: [(tokens, wall seconds, val BPC), ...]} from the metrics of each row's first seed."""
+    """{row: [(tokens, seconds, val BPC), ...]} from the metrics of each row's first seed.
+    The seconds are the tokens at the model's quiet-machine speed (bench_speed): the runs
+    share a 2-core machine with other work, so their own clocks measure the load, not the
+    model; without a benchmark for the row they are None and the time panel leaves it out."""
     b = table["budget"]
     per_step = b["train.batch"] * b["train.seq_len"]
     out = {}
@@ -280,17 +310,14 @@ def first_seed_curves(results_root, table_name, table, rows):
         path = os.path.join(results_root, table_name, run_id, "metrics.jsonl")
         if not os.path.exists(path):
             continue
-        clock, points = [], []
+        speed = bench_speed(table, row["model"])
+        points = []
         with open(path) as f:
             for line in f:
                 j = json.loads(line)
-                if "elapsed_s" in j:
-                    clock.append((j["step"], j["elapsed_s"]))
-                elif "val_bpc" in j and "test_bpc" not in j:
-                    # The wall time of an evaluation: the last log line at or before its step.
-                    t = max((e for s, e in clock if s <= j["step"]), default=None)
-                    if t is not None:
-                        points.append((j["step"] * per_step, t, j["val_bpc"]))
+                if "val_bpc" in j and "test_bpc" not in j:
+                    tokens = j["step"] * per_step
+                    points.append((tokens, tokens / speed if speed else None, j["val_bpc"]))
         if points:
             out[row["run"]] = points
     return out

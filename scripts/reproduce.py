@@ -28,7 +28,15 @@ others: a value chosen from a finished screen table ("set_from") or the extra se
 each family's best configuration ("best_seeds"); each table is planned again after
 its ready runs finish, so one invocation trains everything that becomes ready.
 
+On a cluster, --emit-jobs FILE trains nothing and writes one self-contained shell line
+per missing run (a Slurm array task or a GNU parallel job each; a requeued job resumes
+from its last.json); afterwards --collect copies the finished runs into results/ and
+writes the tables without training anything. Long tables emit only the runs that are
+ready: collect, then emit again for the runs that waited (screen-chosen rates, extra
+seeds). docs/distributed.md shows a Slurm script.
+
 Usage: scripts/reproduce.py [--list] [--dry-run] [--summarize-only] [--commit]
+                            [--emit-jobs FILE | --collect]
                             [--binary build/liegrad] [--results-dir DIR] [--runs-dir DIR]
                             [--set key=value ...] [--only SUBSTRING ...] [TABLE ...]
 Standard library only.
@@ -165,12 +173,39 @@ def reuse(source, res_dir):
         json.dump(result, fh, indent=1)
 
 
-def train(binary, table_name, table, run, dry_run, commit, manifest):
+def train_command(binary, table, run, run_dir):
+    """The `liegrad train` command of a run, without --resume/--force."""
+    sets = dict(run["sets"])
+    if "wall_budget_s" in table:
+        # Equal compute: the trainer stops when its training steps have used the budget and
+        # runs the lr decay on the fraction of it used (train.time_budget_s); the step
+        # count is then only a cap, far above what either model reaches.
+        sets["train.time_budget_s"] = table["wall_budget_s"]
+        sets["train.steps"] = 1000000
+    return [binary, "train", "--config", os.path.join(ROOT, run["config"]), "--out", run_dir] + set_args(sets)
+
+
+def job_line(binary, table, run, run_dir):
+    """One self-contained shell line that trains a run (resuming it when a requeued job
+    finds its last.json) with its log beside the run directory, as train() does, so that
+    `--collect` later finds it where a local run would be."""
+    q = lambda x: "'" + str(x).replace("'", "'\\''") + "'"
+    cmd = " ".join(q(c) for c in train_command(binary, table, run, run_dir))
+    return "cd %s && mkdir -p %s && %s $([ -f %s ] && echo --resume || echo --force) >> %s 2>&1" % (
+        q(ROOT), q(os.path.dirname(run_dir)), cmd, q(os.path.join(run_dir, "last.json")), q(run_dir + ".log"))
+
+
+def train(binary, table_name, table, run, dry_run, commit, manifest, mode="train", jobs=None):
+    """Brings one run to results/TABLE/RUN: 'done', 'failed' or 'pending'. mode "train"
+    trains it here; "emit" appends its job_line to `jobs` instead (nothing runs); "collect"
+    only copies a run that finished elsewhere (or records its divergence) and never trains."""
     res_dir = os.path.join(RESULTS, table_name, run["id"])
     if os.path.exists(os.path.join(res_dir, "result.json")):
         return "done"
     source = find_identical(manifest, table_name, table, run)
     if source:
+        if mode == "emit":
+            return "pending"  # --collect copies it
         print("[%s] %s: identical to %s/%s, copied" % (table_name, run["id"], source[0], source[1]), flush=True)
         if not dry_run:
             reuse(source, res_dir)
@@ -179,21 +214,29 @@ def train(binary, table_name, table, run, dry_run, commit, manifest):
                     table_name, run["id"], source[0], source[1]))
         return "done"
     run_dir = os.path.join(RUNS, table_name, run["id"])
-    sets = dict(run["sets"])
-    if "wall_budget_s" in table:
-        # Equal compute: the trainer stops when its training steps have used the budget and
-        # runs the lr decay on the fraction of it used (train.time_budget_s); the step
-        # count is then only a cap, far above what either model reaches.
-        sets["train.time_budget_s"] = table["wall_budget_s"]
-        sets["train.steps"] = 1000000
-    resume = os.path.exists(os.path.join(run_dir, "last.json")) and not os.path.exists(os.path.join(run_dir, "result.json"))
-    cmd = [binary, "train", "--config", os.path.join(ROOT, run["config"]), "--out", run_dir] + set_args(sets)
-    cmd += ["--resume"] if resume else ["--force"]
-    print("[%s] %s%s" % (table_name, run["id"], " (resuming)" if resume else ""), flush=True)
+    finished = os.path.exists(os.path.join(run_dir, "result.json"))
+    if mode == "emit":
+        if not finished:
+            jobs.append(job_line(binary, table, run, run_dir))
+        return "pending"
+    if mode == "collect" and not finished:
+        log = run_dir + ".log"
+        if os.path.exists(log) and os.path.exists(os.path.join(run_dir, "config.json")):
+            best = best_checkpoint(binary, run_dir) if long_tables.is_long(table) else None
+            if record_divergence(run_dir, res_dir, last_elapsed(run_dir), best):
+                print("[%s] %s: diverged (non-finite loss); recorded" % (table_name, run["id"]), flush=True)
+                if commit:
+                    git_commit_paths([res_dir], "results: %s/%s (diverged)" % (table_name, run["id"]))
+                return "done"
+        return "pending"
+    resume = os.path.exists(os.path.join(run_dir, "last.json")) and not finished
+    cmd = train_command(binary, table, run, run_dir) + (["--resume"] if resume else ["--force"])
+    if not finished:
+        print("[%s] %s%s" % (table_name, run["id"], " (resuming)" if resume else ""), flush=True)
     if dry_run:
         print("  " + " ".join(cmd))
         return "pending"
-    if not os.path.exists(os.path.join(run_dir, "result.json")):
+    if not finished:
         os.makedirs(run_dir, exist_ok=True)
         started = time.time()
         with open(run_dir + ".log", "a") as log:
@@ -207,6 +250,8 @@ def train(binary, table_name, table, run, dry_run, commit, manifest):
                 return "done"
             print("  failed (exit %d); see %s.log" % (rc, run_dir), flush=True)
             return "failed"
+    else:
+        print("[%s] %s: finished in %s, collected" % (table_name, run["id"], os.path.relpath(run_dir, ROOT)), flush=True)
     os.makedirs(res_dir, exist_ok=True)
     for f in ("config.json", "metrics.jsonl", "result.json"):
         shutil.copy(os.path.join(run_dir, f), os.path.join(res_dir, f))
@@ -232,6 +277,20 @@ def best_checkpoint(binary, run_dir):
     with open(path) as f:
         step = json.load(f)["step"]
     return {"best_step": step, "best_val_bpc": out["val"], "test_bpc_at_best": out["test"]}
+
+
+def last_elapsed(run_dir):
+    """The last elapsed_s a run logged (its wall time when it was trained elsewhere), or 0."""
+    t = 0.0
+    path = os.path.join(run_dir, "metrics.jsonl")
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                try:
+                    t = json.loads(line).get("elapsed_s", t)
+                except ValueError:
+                    pass
+    return t
 
 
 def record_divergence(run_dir, res_dir, wall_seconds, best=None):
@@ -533,20 +592,25 @@ def summarize(table_name, table, runs, binary=None):
             (n.startswith(table_name) and n.endswith(".svg"))]
 
 
-def run_long_table(a, manifest, t, results_root):
-    """Trains what is ready of a long table, planning again until nothing new becomes
-    ready, then writes its summary. Returns the number of failed runs."""
+def run_long_table(a, manifest, t, results_root, mode="train", jobs=None):
+    """Trains (or emits, or collects: see train()) what is ready of a long table, planning
+    again until nothing new becomes ready, then writes its summary. Returns the number of
+    failed runs."""
     failed, attempted = 0, set()
     while True:
         runs, waiting, chosen = long_tables.plan(manifest, t, expand, results_root)
-        todo = [r for r in runs if r["id"] not in attempted]
+        todo = [r for r in runs if r["id"] not in attempted and (not a.only or any(s in r["id"] for s in a.only))]
         if a.summarize_only or not todo:
             break
         for run in todo:
             attempted.add(run["id"])
-            failed += train(a.binary, t, manifest[t], run, a.dry_run, a.commit, manifest) == "failed"
+            failed += train(a.binary, t, manifest[t], run, a.dry_run, a.commit, manifest, mode, jobs) == "failed"
+        if mode == "emit":
+            break  # what waits for these runs is emitted after they are collected
     for what, why in waiting:
         print("[%s] %s: %s" % (t, what, why), flush=True)
+    if mode == "emit":
+        return failed
     os.makedirs(results_root, exist_ok=True)
     written = long_tables.summarize(t, manifest[t], runs, waiting, chosen, PAPER, results_root, max_grad_norm)
     print("wrote results/%s.md" % t if written else "%s: no finished runs yet, nothing written" % t)
@@ -562,6 +626,11 @@ def main():
     ap.add_argument("--dry-run", action="store_true")
     ap.add_argument("--summarize-only", action="store_true")
     ap.add_argument("--commit", action="store_true", help="git-commit each finished run's result files")
+    ap.add_argument("--emit-jobs", metavar="FILE",
+                    help="train nothing: write one self-contained shell line per missing run to FILE "
+                         "(a Slurm array task or GNU parallel job each)")
+    ap.add_argument("--collect", action="store_true",
+                    help="train nothing: copy the runs that finished (e.g. as --emit-jobs jobs) and write the tables")
     ap.add_argument("--binary", default=os.path.join(ROOT, "build", "liegrad"))
     ap.add_argument("--results-dir", help="where results go (default results/)")
     ap.add_argument("--runs-dir", help="where runs train (default runs/paper/)")
@@ -597,18 +666,24 @@ def main():
     if unknown:
         print("reproduce: unknown table(s) %s; known: %s" % (", ".join(unknown), ", ".join(names)), file=sys.stderr)
         return 2
+    if a.emit_jobs and a.collect:
+        print("reproduce: --emit-jobs and --collect are two steps; give one", file=sys.stderr)
+        return 2
+    mode = "emit" if a.emit_jobs else "collect" if a.collect else "train"
+    jobs = []
     failed = 0
-    results_root = os.path.join(ROOT, "results")
     for t in a.tables or names:
         if long_tables.is_long(manifest[t]):
-            failed += run_long_table(a, manifest, t, results_root)
+            failed += run_long_table(a, manifest, t, RESULTS, mode, jobs)
             continue
         runs = expand(t, manifest[t])
         if not a.summarize_only:
             for run in runs:
                 if a.only and not any(s in run["id"] for s in a.only):
                     continue
-                failed += train(a.binary, t, manifest[t], run, a.dry_run, a.commit, manifest) == "failed"
+                failed += train(a.binary, t, manifest[t], run, a.dry_run, a.commit, manifest, mode, jobs) == "failed"
+        if mode == "emit":
+            continue
         os.makedirs(RESULTS, exist_ok=True)
         # The summary states the budget the runs had, --set overrides included.
         shown = dict(manifest[t], budget=dict(manifest[t].get("budget", {}), **EXTRA_SETS))
@@ -623,6 +698,13 @@ def main():
             subprocess.run([sys.executable, os.path.join(ROOT, doc), "--results", RESULTS, "--out", out], check=True)
             if a.commit and not a.dry_run and default_results:
                 git_commit_paths([out], "%s from the finished runs" % os.path.relpath(out, ROOT))
+    if mode == "emit":
+        with open(a.emit_jobs, "w") as f:
+            f.write("".join(line + "\n" for line in jobs))
+        print("wrote %d job(s) to %s: run each line (e.g. a Slurm array task runs line $SLURM_ARRAY_TASK_ID, or "
+              "`parallel -j N < %s`), then `scripts/reproduce.sh --collect TABLE...`; runs that wait for others "
+              "(listed above) are emitted by a later --emit-jobs" % (len(jobs), a.emit_jobs, a.emit_jobs))
+        return 0
     if RESULTS == os.path.join(ROOT, "results"):  # docs/results.md reads only the committed results
         subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "results_doc.py")], check=True)
         if a.commit and not a.dry_run:

@@ -3,10 +3,11 @@
 # Runs as root on a fresh Debian 12 machine (uses sudo when not root).
 # Extra package names given as arguments are installed too (bench/reproduce.sh asks
 # for python3-torch this way). pybind11-dev, python3-pybind11 and python3-dev build the
-# optional Python module (python/); pkg-config is for the install test (docs/library.md).
+# optional Python module (python/); pkg-config is for the install test (docs/library.md);
+# libopenmpi-dev and openmpi-bin for data-parallel training (docs/distributed.md).
 set -euo pipefail
 packages=(g++ cmake make libopenblas-dev liblapacke-dev doctest-dev nlohmann-json3-dev python3-numpy
-  pybind11-dev python3-pybind11 python3-dev pkg-config "$@")
+  pybind11-dev python3-pybind11 python3-dev pkg-config libopenmpi-dev openmpi-bin "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,11 +1,15 @@
-// Tests of core/: shapes and arrays (element-count overflow, AllocationLimit), the gemm wrappers and the small-matrix
-// batched kernel against a naive reference, and reproducible random streams.
+// Tests of core/: shapes and arrays (element-count overflow, AllocationLimit), the gemm
+// wrappers and the small-matrix batched kernel against a naive reference, reproducible
+// random streams, and arrays to and from checkpoint JSON.
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "core/alloc_limit.hpp"
 #include "core/array.hpp"
+#include "core/array_json.hpp"
+#include "core/errors.hpp"
 #include "core/linalg.hpp"
 #include "core/rng.hpp"
 
@@ -173,4 +177,49 @@ TEST_CASE("RNG distributions have the right moments") {
   for (int i = 0; i < 70000; ++i) counts[static_cast<size_t>(rng.integer(7))]++;
   for (int k : counts) CHECK(std::abs(k - 10000) < 500);
   CHECK_THROWS_AS(rng.integer(0), ValueError);
+}
+
+TEST_CASE("arrays round-trip through checkpoint JSON bit for bit, non-finite values included") {
+  Rng rng(5);
+  Array<float> a = rng.normal_array<float>(Shape{2, 3, 4});
+  a[1] = NAN;
+  a[5] = INFINITY;
+  a[7] = -INFINITY;
+  a[9] = -0.0f;
+  const nlohmann::json j = array_to_json(a, "values");
+  CHECK((j.at("shape") == nlohmann::json{2, 3, 4}));
+  CHECK(j.at("values")[1] == "nan");
+  CHECK(j.at("values")[5] == "inf");
+  CHECK(j.at("values")[7] == "-inf");
+  CHECK_FALSE(j.contains("data"));
+  // Through text, as a checkpoint stores it.
+  const Array<float> b = array_from_json<float>(nlohmann::json::parse(j.dump()), "values", "t");
+  REQUIRE(b.shape() == a.shape());
+  CHECK(std::isnan(b[1]));
+  CHECK(std::memcmp(a.data() + 2, b.data() + 2, sizeof(float) * static_cast<size_t>(a.size() - 2)) == 0);
+  CHECK(std::memcmp(a.data(), b.data(), sizeof(float)) == 0);
+  // A scalar (0-D) and an empty array survive too.
+  CHECK(array_from_json<double>(array_to_json(Array<double>::scalar(2.5), "data"), "data", "t")[0] == 2.5);
+  CHECK(array_from_json<double>(array_to_json(Array<double>(Shape{0}), "data"), "data", "t").shape() == Shape{0});
+}
+
+TEST_CASE("malformed array JSON is refused with a message naming the place") {
+  const nlohmann::json good = array_to_json(Array<float>(Shape{2, 2}), "data");
+  auto bad = [&](const nlohmann::json& j) { return array_from_json<float>(j, "data", "state of 'w'"); };
+  CHECK_THROWS_WITH_AS(array_from_json<float>(good, "values", "state of 'w'"), doctest::Contains("state of 'w'"),
+                       ValueError);  // the other key
+  nlohmann::json j = good;
+  j["data"].push_back(1.0);
+  CHECK_THROWS_WITH_AS(bad(j), doctest::Contains("5 values for shape (2,2)"), ValueError);
+  j = good;
+  j["data"][2] = "many";
+  CHECK_THROWS_WITH_AS(bad(j), doctest::Contains("\"many\""), ValueError);
+  j = good;
+  j["shape"] = {1, 1, 2, 2};
+  CHECK_THROWS_WITH_AS(bad(j), doctest::Contains("at most 3"), ValueError);
+  j["shape"] = {2, -2};
+  CHECK_THROWS_WITH_AS(bad(j), doctest::Contains("bad shape"), ValueError);
+  j["shape"] = {2, 1.5};
+  CHECK_THROWS_WITH_AS(bad(j), doctest::Contains("bad shape"), ValueError);
+  CHECK_THROWS_AS(bad(nlohmann::json::array()), ValueError);
 }

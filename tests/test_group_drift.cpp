@@ -36,6 +36,8 @@
 
 using namespace liegrad;
 using namespace liegrad::groups;
+using ag::Parameter;
+using ag::ParamRole;
 
 namespace {
 

@@ -169,6 +169,40 @@ class LongTables(unittest.TestCase):
         self.assertIn("TABLE ts100k_long", text)
         self.assertIn("Not yet run: `bash scripts/reproduce.sh recurrent_long`", text)
 
+    def test_time_axis_is_tokens_at_the_benchmark_speed(self):
+        bench = os.path.join(self.root, "bench")
+        os.makedirs(bench)
+        for i, median in enumerate((1000.0, 3000.0, 2000.0)):  # three rounds: the median is 2000
+            with open(os.path.join(bench, "transformer.liegrad.%d.json" % i), "w") as f:
+                json.dump({"tokens_per_s": {"median": median}}, f)
+        table = json.loads(json.dumps(MANIFEST["screen"]))
+        table["bench_dir"] = bench  # absolute, so it is taken as it is
+        table["runs"][0]["bench"] = "transformer"
+        ready, waiting, chosen = long_tables.plan({"screen": table}, "screen", reproduce.expand, self.root)
+        for run in ready:
+            finish(self.root, "screen", run, 2.0, 2.5)
+            path = os.path.join(self.root, "screen", run["id"], "result.json")
+            with open(path) as f:
+                result = json.load(f)
+            result["tokens_seen"] = 16000
+            with open(path, "w") as f:
+                json.dump(result, f)
+        self.assertEqual(long_tables.bench_speed(table, "transformer"), 2000.0)
+        curves = long_tables.first_seed_curves(self.root, "screen", table, [
+            {"run": "t", "model": "transformer", "ids": [ready[0]["id"]]}])
+        per_step = BUDGET["train.batch"] * BUDGET["train.seq_len"]
+        self.assertEqual([p[:2] for p in curves["t"]], [(s * per_step, s * per_step / 2000.0)
+                                                       for s in (500, 1000, 1500, 2000)])
+        long_tables.summarize("screen", table, ready, waiting, chosen, reproduce.PAPER, self.root,
+                              reproduce.max_grad_norm)
+        with open(os.path.join(self.root, "screen.md")) as f:
+            self.assertIn("| 8 s |", f.read())  # 16,000 tokens at 2,000 tokens/s
+        # Without a benchmark the time is unknown, not the run's own (loaded) clock.
+        self.assertIsNone(long_tables.bench_speed(MANIFEST["screen"], "transformer"))
+        curves = long_tables.first_seed_curves(self.root, "screen", MANIFEST["screen"], [
+            {"run": "t", "model": "transformer", "ids": [ready[0]["id"]]}])
+        self.assertTrue(all(p[1] is None for p in curves["t"]))
+
     def test_nothing_finished_writes_nothing(self):
         ready, waiting, chosen = self.plan("long")
         self.assertEqual(long_tables.summarize("long", MANIFEST["long"], ready, waiting, chosen, reproduce.PAPER,

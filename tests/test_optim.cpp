@@ -19,8 +19,8 @@
 #include "optim/schedule.hpp"
 
 using namespace liegrad;
-using groups::Parameter;
-using groups::ParamRole;
+using ag::Parameter;
+using ag::ParamRole;
 
 namespace {
 
@@ -121,7 +121,7 @@ TEST_CASE("AdamW decays only Weight-role parameters, by exactly lr * wd * w") {
   std::vector<Parameter<double>> ps;
   for (ParamRole r : {ParamRole::Weight, ParamRole::Bias, ParamRole::Norm, ParamRole::Scalar, ParamRole::Mixing,
                       ParamRole::GroupAlgebra})
-    ps.push_back(make_param<double>(groups::role_name(r), init, r));
+    ps.push_back(make_param<double>(ag::role_name(r), init, r));
   ps.push_back(make_param<double>("group_base", init, ParamRole::GroupBase));  // never trained, even with a gradient
   ps.push_back(make_param<double>("weight_without_grad", init, ParamRole::Weight));
   auto opt = optim::make_optimizer<double>("adamw", ps, {{"weight_decay", wd}});

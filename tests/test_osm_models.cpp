@@ -194,7 +194,7 @@ TEST_CASE("bounded mixing keeps ||I - Gamma|| below 1 however large W grows") {
   // so every eigenvalue of Gamma lies within 1 of 1 (real part in (0, 2)).
   const int64_t m = 6;
   Rng rng(3);
-  std::vector<groups::Parameter<double>> params;
+  std::vector<ag::Parameter<double>> params;
   models::TangentMixing<double> mix("mix", models::MixingKind::Bounded, m, 0, rng, params);
   REQUIRE(params.size() == 1);
   REQUIRE(params[0].var.shape() == Shape{m, m});

@@ -58,11 +58,11 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
 void write_json_atomic(const std::string& path, const nlohmann::json& j) { write_file_atomic(path, j.dump() + "\n"); }
 
 namespace {
-const char* representation(groups::ParamRole r) {
+const char* representation(ag::ParamRole r) {
   switch (r) {
-    case groups::ParamRole::GroupAlgebra: return "algebra_coordinates";
-    case groups::ParamRole::GroupManifold: return "group_element";
-    case groups::ParamRole::GroupBase: return "group_element";
+    case ag::ParamRole::GroupAlgebra: return "algebra_coordinates";
+    case ag::ParamRole::GroupManifold: return "group_element";
+    case ag::ParamRole::GroupBase: return "group_element";
     default: return "euclidean";
   }
 }
@@ -74,7 +74,7 @@ nlohmann::json parameters_to_json(models::Model<float>& model) {
     nlohmann::json e;
     e["name"] = p.name;
     e["shape"] = p.var.shape().vec();
-    e["role"] = groups::role_name(p.role);
+    e["role"] = ag::role_name(p.role);
     if (p.group) e["group"] = p.group->name();
     e["representation"] = representation(p.role);
     e["values"] = p.var.value().vec();
@@ -178,12 +178,17 @@ nlohmann::json checkpoint_json(const nlohmann::json& config, const data::Vocab& 
   if (vocab.size() != model.vocab_size())
     throw ValueError("checkpoint: the vocabulary has " + std::to_string(vocab.size()) + " symbols but the model " +
                      std::to_string(model.vocab_size()));
+  return checkpoint_json(config, vocab_to_json(vocab), model, step);
+}
+
+nlohmann::json checkpoint_json(const nlohmann::json& config, const nlohmann::json& vocab_record,
+                               models::Model<float>& model, int64_t step) {
   nlohmann::json j;
   j["format"] = kCheckpointFormat;
   j["version"] = kCheckpointVersion;
   j["config"] = config;
   j["config"]["model"] = model.config();
-  j["vocab"] = vocab_to_json(vocab);
+  j["vocab"] = vocab_record;
   j["step"] = step;
   j["parameters"] = parameters_to_json(model);
   return j;

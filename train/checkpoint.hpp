@@ -50,6 +50,11 @@ std::shared_ptr<data::WordTask> word_task_of(const nlohmann::json& config, const
 // parameters. The trainer adds the optimizer and data state for resuming.
 nlohmann::json checkpoint_json(const nlohmann::json& config, const data::Vocab& vocab, models::Model<float>& model,
                                int64_t step);
+// The same with the "vocab" record given as written (vocab_to_json or
+// word_vocab_to_json): the one place these fields are assembled, for write_checkpoint
+// and the trainer's checkpoints alike.
+nlohmann::json checkpoint_json(const nlohmann::json& config, const nlohmann::json& vocab_record,
+                               models::Model<float>& model, int64_t step);
 // Writes checkpoint_json(...) atomically: a checkpoint that load_model, `liegrad eval`
 // and `liegrad sample` read, for a model trained by any loop (examples/external/).
 // `config` is a run configuration (train/run_config.hpp; ConfigError when invalid):

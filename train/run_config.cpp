@@ -6,7 +6,7 @@
 
 #include "core/errors.hpp"
 #include "data/group_words.hpp"
-#include "models/config.hpp"
+#include "core/config.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/schedule.hpp"
 
@@ -143,7 +143,7 @@ RunConfig parse_run_config(const nlohmann::json& j) {
   t.allow({"comment"});
   t.finish();
   // Validate the optimizer's own options now, so a typo fails before any data loads.
-  std::vector<groups::Parameter<float>> none;
+  std::vector<ag::Parameter<float>> none;
   optim::make_optimizer<float>(c.optimizer, none, c.optimizer_options);
   optim::make_schedule(c.schedule, c.lr, c.warmup, c.steps, c.min_lr_frac);
   return rc;

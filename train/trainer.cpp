@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "autograd/ops.hpp"
+#include "core/array_json.hpp"
 #include "core/parallel.hpp"
 #include "data/batcher.hpp"
 #include "data/datasets.hpp"
@@ -18,6 +19,7 @@
 #include "optim/optimizer.hpp"
 #include "optim/schedule.hpp"
 #include "train/checkpoint.hpp"
+#include "train/distributed.hpp"
 #include "train/evaluate.hpp"
 #include "train/run_config.hpp"
 #include "train/word_eval.hpp"
@@ -51,17 +53,13 @@ bool holds_run(const fs::path& dir) {
   return false;
 }
 
-nlohmann::json array_to_json(const Array<float>& a) { return {{"shape", a.shape().vec()}, {"values", a.vec()}}; }
-
-Array<float> array_from_json(const nlohmann::json& j, const std::string& what) {
+// One tensor of the checkpoint's "train_state" (core/array_json.hpp, key "values");
+// a malformed one is an IoError, like the rest of a malformed checkpoint.
+Array<float> train_state_from_json(const nlohmann::json& j, const std::string& what) {
   try {
-    Array<float> a(Shape::of(j.at("shape").get<std::vector<int64_t>>()));
-    const auto& v = j.at("values");
-    if (static_cast<int64_t>(v.size()) != a.size()) throw IoError(what + ": value count does not match its shape");
-    for (int64_t i = 0; i < a.size(); ++i) a[i] = v[static_cast<size_t>(i)].get<float>();
-    return a;
-  } catch (const nlohmann::json::exception& e) {
-    throw IoError(what + ": malformed (" + std::string(e.what()) + ")");
+    return array_from_json<float>(j, "values", what);
+  } catch (const ValueError& e) {
+    throw IoError(e.what());
   }
 }
 
@@ -82,7 +80,8 @@ void truncate_metrics(const fs::path& file, int64_t step) {
 
 class Run {
  public:
-  Run(const nlohmann::json& config_in, const TrainOptions& opt) : opt_(opt), dir_(opt.out_dir) {
+  Run(const nlohmann::json& config_in, const TrainOptions& opt)
+      : opt_(opt), comm_(opt.comm ? *opt.comm : single_process()), dir_(opt.out_dir) {
     if (opt.out_dir.empty()) throw ValueError("train: an output directory (--out DIR) is required");
     std::error_code ec;
     if (fs::exists(dir_, ec) && !fs::is_directory(dir_, ec))
@@ -119,7 +118,7 @@ class Run {
         stored["train"]["threads"] = parse_run_config(config).train.threads;
       }
       config = stored;
-    } else if (fs::exists(dir_) && holds_run(dir_)) {
+    } else if (comm_.is_root() && fs::exists(dir_) && holds_run(dir_)) {  // rank 0 owns the directory
       if (!opt.force)
         throw IoError("output directory '" + dir_.string() +
                       "' already holds a run; use --resume to continue it or --force to overwrite it");
@@ -127,6 +126,11 @@ class Run {
     }
     rc_ = parse_run_config(config);
     const TrainConfig& t = rc_.train;
+    try {
+      rows_per_rank(comm_, t.batch);
+    } catch (const ConfigError& e) {
+      throw ConfigError((opt.resume ? "--resume: " : "") + std::string(e.what()));
+    }
     set_num_threads(t.threads);
     if (rc_.data.words()) {
       words_ = std::make_unique<data::WordTask>(data::word_group_of(rc_.data.dataset), rc_.data.inputs);
@@ -150,11 +154,11 @@ class Run {
     // The resolved configuration, with the model's defaults filled in.
     resolved_ = rc_.resolved();
     resolved_["model"] = model_->config();
-    fs::create_directories(dir_, ec);
+    if (comm_.is_root()) fs::create_directories(dir_, ec);
     if (ec) throw IoError("cannot create output directory '" + dir_.string() + "': " + ec.message());
     if (opt.resume) {
       restore(resume_ckpt);
-    } else {
+    } else if (comm_.is_root()) {
       write_json_atomic((dir_ / "config.json").string(), resolved_);
     }
   }
@@ -171,41 +175,54 @@ class Run {
                      std::to_string(corpus_.vocab.size()) + ")";
     say("model " + model_->type() + ": " + std::to_string(r.parameters) + " parameters; data " + data_text +
         (step_ > 0 ? "; resuming at step " + std::to_string(step_) : ""));
-    std::ofstream metrics(dir_ / "metrics.jsonl", std::ios::app);
+    std::ofstream metrics;  // rank 0 alone logs
+    if (comm_.is_root()) metrics.open(dir_ / "metrics.jsonl", std::ios::app);
     t0_ = Clock::now();
     const auto t0 = t0_;
     auto window_start = Clock::now();
-    double window_loss = 0;
+    double window_loss = 0, window_allreduce = 0;  // allreduce: seconds in average_gradients
     int64_t window_steps = 0, window_tokens = 0, window_correct = 0, tokens_total = 0;
     model_->set_training(true);
     for (; step_ < t.steps && !stopped_early_; ++step_) {
       const auto step_start = Clock::now();
       const double lr = current_lr();
-      const data::Batch batch = words_ ? word_batcher_->next()
-                                : model_->recurrent() ? seq_batcher_->next()
-                                                      : rand_batcher_->next();
+      // Every rank draws the global batch (the batchers stay identical) and trains on its rows.
+      const data::Batch global = words_ ? word_batcher_->next()
+                                 : model_->recurrent() ? seq_batcher_->next()
+                                                       : rand_batcher_->next();
+      const data::Batch batch = take_rows(comm_, global);
       // Language models carry recurrent state across windows; words are independent.
       const bool carry = model_->recurrent() && !words_;
       if (carry && batch.starts_new_pass) train_state_.clear();
       optimizer_->zero_grad();
       ag::Tape<float>::current().clear();
       // Dropout masks follow (seed, step), so a resumed run draws the same ones.
-      model_->begin_step(t.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(step_));
+      // Ranks after the first draw their own masks (a different, equally valid draw).
+      model_->begin_step((t.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(step_)) ^
+                         (static_cast<uint64_t>(comm_.rank()) * 0xD1B54A32D192ED03ULL));
       ag::Varf logits = model_->forward(batch.inputs, batch.B, batch.T, carry ? &train_state_ : nullptr);
       // The mean over every position of -log p(target): the next symbol, or the running product.
       ag::Varf loss = ag::cross_entropy(logits, batch.targets);
-      if (words_) window_correct += count_correct(logits.value(), batch.targets);
-      const double loss_value = loss.value().item();
-      if (!std::isfinite(loss_value)) fail_non_finite("loss", loss_value);
+      // The global batch's loss: the mean of the ranks' (their shares are of equal size).
+      const double local_loss = loss.value().item();
+      double sums[2] = {local_loss, words_ ? static_cast<double>(count_correct(logits.value(), batch.targets)) : 0.0};
+      comm_.sum(sums);
+      const double loss_value = sums[0] / comm_.size();
+      window_correct += static_cast<int64_t>(sums[1]);
+      if (!std::isfinite(loss_value)) fail_non_finite("loss", local_loss);
       ag::backward(loss);
+      const auto reduce_start = Clock::now();
+      average_gradients(comm_, model_->parameters(), grad_buffer_);
+      window_allreduce += seconds_since(reduce_start);
       const double norm = optim::clip_grad_norm(model_->parameters(), t.clip);
       if (!std::isfinite(norm)) fail_non_finite("gradient norm", norm);
       optimizer_->step(lr);
       train_seconds_ += seconds_since(step_start);
+      if (t.time_budget_s > 0) comm_.max({&train_seconds_, 1});  // one clock for the schedule on every rank
       const bool time_up = t.time_budget_s > 0 && train_seconds_ >= t.time_budget_s;
-      tokens_total += batch.B * batch.T;
-      tokens_seen_ += batch.B * batch.T;
-      window_tokens += batch.B * batch.T;
+      tokens_total += global.B * global.T;
+      tokens_seen_ += global.B * global.T;
+      window_tokens += global.B * global.T;
       window_loss += loss_value;
       ++window_steps;
       const int64_t done = step_ + 1;
@@ -218,6 +235,7 @@ class Run {
         nlohmann::json line = {{"step", done},         {"loss", mean_loss},  {"bpc", mean_loss / std::log(2.0)},
                                {"lr", lr},             {"grad_norm", norm},  {"tokens_per_s", tps},
                                {"elapsed_s", elapsed_before_ + seconds_since(t0)}};
+        if (comm_.size() > 1) line["allreduce_s"] = window_allreduce / static_cast<double>(window_steps);
         if (words_) {
           line.erase("bpc");
           line["acc"] = acc;
@@ -228,6 +246,7 @@ class Run {
                                : static_cast<double>(t.steps - done) * dt / static_cast<double>(window_steps);
         progress(done, mean_loss, words_ ? acc : mean_loss / std::log(2.0), tps, eta);
         window_loss = 0;
+        window_allreduce = 0;
         window_steps = 0;
         window_tokens = 0;
         window_correct = 0;
@@ -251,8 +270,9 @@ class Run {
             std::to_string(step_) + " (best at step " + std::to_string(best_step_) + ")");
         break;
       }
-      if ((opt_.stop && opt_.stop->load()) || (opt_.stop_at > 0 && done >= opt_.stop_at && done < t.steps)) {
+      if (any(comm_, opt_.stop && opt_.stop->load()) || (opt_.stop_at > 0 && done >= opt_.stop_at && done < t.steps)) {
         ++step_;
+        gather_state();
         save_checkpoint((dir_ / "last.json").string(), step_);
         end_progress();
         say("stopped at step " + std::to_string(step_) + "; last.json written; continue with --resume");
@@ -262,6 +282,11 @@ class Run {
       }
     }
     end_progress();
+    gather_state();
+    if (!comm_.is_root()) {  // rank 0 alone evaluates and writes the final checkpoints
+      r.steps_done = step_;
+      return r;
+    }
     if (words_) return finish_words(r, metrics, t0, tokens_total);
     // Final evaluation over the whole splits.
     const EvalResult val = evaluate_bpc(*model_, corpus_.val, t.seq_len);
@@ -424,7 +449,10 @@ class Run {
   double evaluate_and_save(int64_t done, std::ofstream& metrics) {
     // The selection criterion, lower is better: validation BPC, or loss for word tasks.
     double criterion = 0;
-    if (words_) {
+    gather_state();
+    if (!comm_.is_root()) {
+      // Rank 0 evaluates; the other ranks keep the same books from its result.
+    } else if (words_) {
       criterion = validate_words(done, metrics).loss;
     } else {
       const EvalResult val = evaluate_bpc(*model_, corpus_.val, rc_.train.seq_len, rc_.train.eval_tokens);
@@ -432,6 +460,7 @@ class Run {
       say("step " + std::to_string(done) + ": validation BPC " + fixed(val.bpc));
       criterion = val.bpc;
     }
+    comm_.broadcast({&criterion, 1});
     if (best_step_ < 0 || criterion < best_val_) {
       best_val_ = criterion;
       best_step_ = done;
@@ -457,8 +486,12 @@ class Run {
     return schedule_->lr(t.warmup + std::llround(f * static_cast<double>(decay_steps)));
   }
 
+  // Called on every rank with this rank's value; the lowest rank whose own value is
+  // not finite reports (rank 0 when none is), the others throw PeerFailure.
   [[noreturn]] void fail_non_finite(const char* what, double value) {
     end_progress();
+    const int first = first_rank_where(comm_, !std::isfinite(value));
+    if (first != comm_.rank() && !(first < 0 && comm_.is_root())) throw PeerFailure("another rank stopped the run");
     std::ostringstream os;
     os << "non-finite " << what << " (" << value << ") at step " << step_ + 1 << "; stopped before the update";
     if (best_step_ >= 0)
@@ -470,14 +503,15 @@ class Run {
     throw NumericError(os.str());
   }
 
+  // The carried state of every lane, on rank 0, for the checkpoints (a collective).
+  void gather_state() { saved_state_ = gather_lanes(comm_, train_state_.tensors); }
+
+  // Rank 0 writes (the state is the last gather_state()'s); the other ranks do nothing.
   void save_checkpoint(const std::string& path, int64_t step) {
-    nlohmann::json j;
-    j["format"] = kCheckpointFormat;
-    j["version"] = kCheckpointVersion;
-    j["config"] = resolved_;
-    j["vocab"] = words_ ? word_vocab_to_json(*words_) : vocab_to_json(corpus_.vocab);
-    j["step"] = step;
-    j["parameters"] = parameters_to_json(*model_);
+    if (!comm_.is_root()) return;
+    // resolved_["model"] is model_->config() already, as checkpoint_json sets it.
+    nlohmann::json j =
+        checkpoint_json(resolved_, words_ ? word_vocab_to_json(*words_) : vocab_to_json(corpus_.vocab), *model_, step);
     j["optimizer"] = optimizer_->state_to_json();
     nlohmann::json data;
     if (rand_batcher_) data["random_batcher"] = rand_batcher_->state();
@@ -485,7 +519,7 @@ class Run {
     if (word_batcher_) data["word_batcher"] = word_batcher_->state();
     j["data_position"] = data;
     nlohmann::json state = nlohmann::json::array();
-    for (const auto& a : train_state_.tensors) state.push_back(array_to_json(a));
+    for (const auto& a : saved_state_) state.push_back(array_to_json(a, "values"));
     j["train_state"] = state;
     j["progress"] = {{best_key(), best_step_ >= 0 ? nlohmann::json(best_val_) : nlohmann::json()},
                      {"best_step", best_step_},
@@ -511,8 +545,10 @@ class Run {
       seq_batcher_->set_position(d.at("sequential_position").get<int64_t>());
     if (word_batcher_ && d.contains("word_batcher")) word_batcher_->set_state(d.at("word_batcher").get<std::string>());
     train_state_.clear();
+    std::vector<Array<float>> whole;
     for (const auto& a : j.value("train_state", nlohmann::json::array()))
-      train_state_.tensors.push_back(array_from_json(a, src + " train_state"));
+      whole.push_back(train_state_from_json(a, src + " train_state"));
+    train_state_.tensors = lanes_of(comm_, whole, rc_.train.batch, src + " train_state");  // this rank's lanes
     const auto& p = j.value("progress", nlohmann::json::object());
     best_step_ = p.value("best_step", int64_t{-1});
     if (best_step_ >= 0) best_val_ = p.at(best_key()).get<double>();
@@ -524,13 +560,14 @@ class Run {
     elapsed_before_ = p.value("elapsed_s", 0.0);
     train_seconds_ = p.value("train_seconds", 0.0);
     warmup_seconds_ = p.value("warmup_seconds", -1.0);
-    truncate_metrics(dir_ / "metrics.jsonl", step_);
+    if (comm_.is_root()) truncate_metrics(dir_ / "metrics.jsonl", step_);
   }
 
   // The checkpoint's progress key of the best validation value.
   const char* best_key() const { return words_ ? "best_val_loss" : "best_val_bpc"; }
 
   TrainOptions opt_;
+  Communicator& comm_;  // the ranks of a data-parallel run (train/distributed.hpp)
   fs::path dir_;
   RunConfig rc_;
   nlohmann::json resolved_;
@@ -544,7 +581,9 @@ class Run {
   std::unique_ptr<data::WordBatcher> word_batcher_;
   int64_t reach_99_step_ = -1;  // words: first evaluation step with validation accuracy >= 0.99
   int64_t tokens_seen_ = 0;     // positions trained on, all segments (words have varying lengths)
-  models::RecurrentState<float> train_state_;
+  models::RecurrentState<float> train_state_;   // this rank's lanes
+  std::vector<Array<float>> saved_state_;       // every lane's, on rank 0 (gather_state)
+  std::vector<float> grad_buffer_;              // average_gradients' scratch
   int64_t step_ = 0;
   double best_val_ = 0;
   int64_t best_step_ = -1;
@@ -560,8 +599,10 @@ class Run {
 }  // namespace
 
 TrainResult run_training(const nlohmann::json& config, const TrainOptions& options) {
-  Run run(config, options);
-  return run.train();
+  // Every rank sets up alone; a failure on any rank stops all of them before training.
+  std::unique_ptr<Run> run;
+  agree(options.comm ? *options.comm : single_process(), [&] { run = std::make_unique<Run>(config, options); });
+  return run->train();
 }
 
 }  // namespace liegrad::train

@@ -21,6 +21,12 @@
 // checkpoints of the last good evaluation intact; a stop request (SIGINT/SIGTERM
 // in the app) writes last.json at the current step and returns. Resuming from
 // last.json reproduces the uninterrupted run's losses exactly (same thread count).
+//
+// Data-parallel (TrainOptions::comm, train/distributed.hpp, docs/distributed.md): every
+// rank draws the global batch of train.batch rows and trains on its B/N rows (recurrent
+// models: its B/N lanes, whose carried state it keeps); the gradients are averaged over
+// the ranks before clipping and the step. Rank 0 alone logs, evaluates and writes the
+// run directory (the checkpoints hold every lane's state, so any rank count resumes).
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -31,6 +37,8 @@
 #include <nlohmann/json.hpp>
 
 namespace liegrad::train {
+
+class Communicator;  // train/distributed.hpp
 
 // What the trainer reports after each step (TrainOptions::on_step).
 struct StepReport {
@@ -55,6 +63,10 @@ struct TrainOptions {
   // thread that runs the training: it may set *stop to end the run cleanly (last.json
   // written, TrainResult::interrupted). It must not throw.
   std::function<void(const StepReport&)> on_step;
+  // Data-parallel training (train/distributed.hpp): every rank calls run_training with
+  // the same configuration; null = this process trains alone. Rank 0 alone logs,
+  // evaluates and writes the run directory; log should be null on the other ranks.
+  Communicator* comm = nullptr;
 };
 
 struct TrainResult {

@@ -15,7 +15,7 @@
 #include "core/rng.hpp"
 #include "groups/expm.hpp"
 #include "groups/group_ops.hpp"
-#include "models/config.hpp"
+#include "core/config.hpp"
 #include "models/registry.hpp"
 
 namespace so3u1 {
@@ -63,7 +63,7 @@ So3U1Rnn<T>::So3U1Rnn(const nlohmann::json& config, int64_t vocab, uint64_t seed
   this->config_ = {{"type", "so3u1_rnn"}, {"group", group_->name()}, {"features", K}, {"init_scale", init_scale}};
   Rng rng(seed);
   const double coord_std = init_scale / std::sqrt(static_cast<double>(m));
-  using groups::ParamRole;
+  using ag::ParamRole;
   w_.embed = this->add_param("embed", rng.normal_array<T>(Shape{vocab, m}, coord_std), ParamRole::GroupAlgebra,
                              group_, vocab * m);
   w_.proto = this->add_param("proto", rng.normal_array<T>(Shape{K, m}, coord_std), ParamRole::GroupAlgebra, group_,

@@ -1,7 +1,7 @@
 // Names of parameter roles, for checkpoints and printed breakdowns.
-#include "groups/parameter.hpp"
+#include "autograd/parameter.hpp"
 
-namespace liegrad::groups {
+namespace liegrad::ag {
 
 const char* role_name(ParamRole r) {
   switch (r) {
@@ -17,4 +17,4 @@ const char* role_name(ParamRole r) {
   return "unknown";
 }
 
-}  // namespace liegrad::groups
+}  // namespace liegrad::ag

@@ -1,5 +1,5 @@
 // ConfigReader and the dotted-key setter used by `--set key=value`.
-#include "models/config.hpp"
+#include "core/config.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -2,7 +2,9 @@
 // (e.g. the "model" or "train" section). Every read records the key; finish()
 // rejects keys nobody read, suggesting the nearest known key, so a typo never
 // silently falls back to a default. Errors are ConfigError naming the section, the
-// key, the value and what was expected.
+// key, the value and what was expected. It lives in core/ because models/ (the model
+// sections), optim/ (optimizer options) and train/ (run configurations) all read
+// configuration, and core is the one layer below all three.
 #pragma once
 #include <cstdint>
 #include <set>

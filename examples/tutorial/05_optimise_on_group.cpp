@@ -1,0 +1,111 @@
+// Tutorial chapter 5 (docs/tutorial/05-optimise-on-group.md): fit a rotation R in SO(3)
+// to points, L(R) = (1/P) ||R X - Y||_F^2 with Y = R_true X, three ways, all written out:
+//
+//   algebra   R = exp(hat(u)), plain gradient descent on u in R^3;
+//   rebased   R = B exp(hat(u)); every 10 steps B <- B exp(hat(u)), u <- 0 (the chart re-centred);
+//   manifold  R stored itself; r = vee(R^T dL/dR) / s, R <- R exp(hat(-lr r)) (a Riemannian
+//             step, Absil, Mahony & Sepulchre 2008); r equals the rebased gradient at u = 0.
+//
+// Then drift: a Euclidean step R - lr dL/dR leaves the group and Newton-Schulz steps
+// H <- H (3I - H^T H) / 2 (groups/renormalize.hpp; Higham 2008 §8.3) bring it back,
+// squaring the defect each time; and 10,000 float products H <- H exp(hat(u_t)) drift by
+// rounding unless renormalised every 16 steps. docs/groups.md §5-6; the library's own
+// version with GroupParam and optim::SGD is examples/fit_rotation.cpp.
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "autograd/ops.hpp"
+#include "core/rng.hpp"
+#include "groups/expm.hpp"
+#include "groups/group.hpp"
+#include "groups/group_ops.hpp"
+#include "groups/renormalize.hpp"
+#include "tutorial.hpp"
+
+using namespace liegrad;
+
+int main() {
+  tutorial::Checks check;
+  auto g = groups::make_group("SO(3)");
+  const double s = g->real_scale(), lr = 0.2;
+  Rng rng(5);
+  const Array<double> R_true = g->sample<double>(rng), X = rng.normal_array<double>(Shape{3, 24});
+  const Array<double> Y = tutorial::mm(R_true, X);
+  const ag::Vard Xv = ag::Vard::constant(X), Yv = ag::Vard::constant(Y);
+  auto loss = [&](const ag::Vard& R) {
+    return ag::scale(ag::sum(ag::square(ag::sub(ag::matmul(R, Xv), Yv))), 1.0 / 24);
+  };
+  auto exp_hat = [&](const ag::Vard& u) { return groups::expm(groups::hat(*g, u)); };
+
+  enum Way { Algebra, Rebased, Manifold };
+  const char* names[] = {"algebra", "rebased", "manifold"};
+  for (Way way : {Algebra, Rebased, Manifold}) {
+    Array<double> B = g->identity<double>(), R = B, u(Shape{3});
+    double L = 0, worst_defect = 0;
+    for (int step = 0; step <= 200; ++step) {
+      ag::Vard uv = ag::Vard::parameter(u), Rv = ag::Vard::parameter(R);
+      const ag::Vard E = way == Manifold ? Rv : ag::matmul(ag::Vard::constant(B), exp_hat(uv));
+      const ag::Vard Lv = loss(E);
+      L = Lv.value().item();
+      worst_defect = std::fmax(worst_defect, g->defect(E.value()));
+      if (step % 50 == 0)
+        std::printf("  %-8s step %3d  loss %.3e  defect %.1e\n", names[way], step, L, g->defect(E.value()));
+      if (step == 200) break;
+      ag::backward(Lv);
+      if (way == Manifold) {  // R <- R exp(hat(-lr r)), r = vee(R^T grad) / s
+        Array<double> r = g->vee(tutorial::mm(R, Rv.grad(), true));
+        for (int64_t k = 0; k < 3; ++k) r[k] *= -lr / s;
+        R = g->compose(R, g->exp(g->hat(r)));
+      } else {  // u <- u - lr du; a rebase moves B to the current R and u to 0
+        u = tutorial::axpy(u, -lr, uv.grad());
+        if (way == Rebased && (step + 1) % 10 == 0) {
+          B = g->compose(B, g->exp(g->hat(u)));
+          u = Array<double>(Shape{3});
+        }
+        R = g->compose(B, g->exp(g->hat(u)));
+      }
+    }
+    const Array<double> D = tutorial::axpy(R, -1.0, R_true);
+    const double dist = std::sqrt(tutorial::dot(D, D));
+    std::printf("  %-8s ||R - R_true||_F = %.1e\n", names[way], dist);
+    if (way != Algebra) check((std::string(names[way]) + "_reaches_R_true").c_str(), "dist", dist, 1e-12);
+    check((std::string(names[way]) + "_loss").c_str(), "loss", L, 1e-10);
+    check((std::string(names[way]) + "_stays_on_group").c_str(), "defect", worst_defect, 1e-13);
+  }
+
+  // The manifold gradient r at a point R0 is the rebased gradient at u = 0 with base R0.
+  const Array<double> R0 = g->sample<double>(rng);
+  ag::Vard Rv = ag::Vard::parameter(R0), u0 = ag::Vard::parameter(Array<double>(Shape{3}));
+  ag::backward(loss(Rv));
+  ag::backward(loss(ag::matmul(ag::Vard::constant(R0), exp_hat(u0))));
+  Array<double> r = g->vee(tutorial::mm(R0, Rv.grad(), true));
+  for (int64_t k = 0; k < 3; ++k) r[k] /= s;
+  check("manifold_grad_equals_rebased_grad", "max_abs_err", max_abs_diff(r, u0.grad()), 1e-14);
+
+  // Drift 1: a Euclidean step leaves the group; Newton-Schulz brings it back quadratically
+  // (from a defect below 1: the iteration's basin).
+  Array<double> H = tutorial::axpy(R0, -0.02, Rv.grad());
+  std::printf("Euclidean step R - 0.02 grad: defect %.1e", g->defect(H));
+  for (int k = 0; k < 5; ++k) {
+    groups::renormalize_kernel<double>(*g, 1, H.data());
+    std::printf(" -> %.1e", g->defect(H));
+  }
+  std::printf(" (Newton-Schulz steps)\n");
+  check("newton_schulz_restores_group", "defect", g->defect(H), 1e-14);
+
+  // Drift 2: float rounding over 10,000 products, with and without renormalisation.
+  Array<float> Hf = g->identity<float>(), Hr = Hf;
+  Rng walk(6);
+  for (int t = 1; t <= 10000; ++t) {
+    const Array<float> Et = g->exp(g->hat(walk.normal_array<float>(Shape{3}, 0.1 / std::sqrt(3.0))));
+    Hf = g->compose(Hf, Et);
+    Hr = g->compose(Hr, Et);
+    if (t % 16 == 0) groups::renormalize_kernel<float>(*g, 1, Hr.data());
+  }
+  std::printf("float, 10,000 steps: defect %.1e never corrected, %.1e renormalised every 16 steps\n", g->defect(Hf),
+              g->defect(Hr));
+  check("float_renormalised_stays_near_group", "defect", g->defect(Hr), 1e-6);
+  check("float_uncorrected_drifts_more", "corrected_over_uncorrected", g->defect(Hr) / g->defect(Hf), 1.0);
+  return check.status();
+}
