@@ -7,6 +7,19 @@
 
 namespace liegrad {
 
+namespace {
+
+// The element count of dims must fit in int64_t with room for byte counts (a hostile
+// checkpoint can ask for (1e9, 1e9, 1e9)): ShapeError otherwise.
+void check_numel(const Shape& s) {
+  int64_t n = 1;
+  for (int i = 0; i < s.ndim; ++i)
+    if (__builtin_mul_overflow(n, s.dims[static_cast<size_t>(i)], &n) || n > (INT64_MAX >> 4))
+      throw ShapeError("Shape: " + s.str() + " has too many elements");
+}
+
+}  // namespace
+
 Shape::Shape(std::initializer_list<int64_t> d) {
   if (d.size() > 3) throw ShapeError("Shape: at most 3 dimensions, got " + std::to_string(d.size()));
   ndim = static_cast<int>(d.size());
@@ -15,6 +28,7 @@ Shape::Shape(std::initializer_list<int64_t> d) {
     if (v < 0) throw ShapeError("Shape: negative dimension " + std::to_string(v));
     dims[static_cast<size_t>(i++)] = v;
   }
+  check_numel(*this);
 }
 
 Shape Shape::of(const std::vector<int64_t>& d) {
@@ -25,6 +39,7 @@ Shape Shape::of(const std::vector<int64_t>& d) {
     if (d[i] < 0) throw ShapeError("Shape: negative dimension " + std::to_string(d[i]));
     s.dims[i] = d[i];
   }
+  check_numel(s);
   return s;
 }
 
@@ -54,6 +69,7 @@ bool Shape::operator==(const Shape& o) const {
 
 template <class T>
 Array<T>::Array(const Shape& shape, std::vector<T> values) : shape_(shape), data_(std::move(values)) {
+  AllocationLimit::charge(size());
   if (static_cast<int64_t>(data_.size()) != shape.numel())
     throw ShapeError("Array: shape " + shape.str() + " needs " + std::to_string(shape.numel()) +
                      " values, got " + std::to_string(data_.size()));

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/alloc_limit.hpp"
 #include "core/errors.hpp"
 
 namespace liegrad {
@@ -43,8 +44,8 @@ template <class T>
 class Array {
  public:
   Array() = default;
-  explicit Array(const Shape& shape) : shape_(shape), data_(static_cast<size_t>(shape.numel()), T(0)) {}
-  Array(const Shape& shape, T fill) : shape_(shape), data_(static_cast<size_t>(shape.numel()), fill) {}
+  explicit Array(const Shape& shape) : shape_(shape), data_(charged(shape), T(0)) {}
+  Array(const Shape& shape, T fill) : shape_(shape), data_(charged(shape), fill) {}
   Array(const Shape& shape, std::vector<T> values);
 
   static Array zeros(const Shape& s) { return Array(s); }
@@ -88,6 +89,11 @@ class Array {
 
  private:
   Shape shape_;
+  // The element count of a new array, charged to the AllocationLimit in scope.
+  static size_t charged(const Shape& s) {
+    AllocationLimit::charge(s.numel());
+    return static_cast<size_t>(s.numel());
+  }
   std::vector<T> data_;
 };
 

@@ -27,8 +27,13 @@ int64_t ConfigReader::get_int(const std::string& key, int64_t fallback, int64_t 
   const auto& v = value(key);
   if (!v.is_number() || (v.is_number_float() && v.get<double>() != std::floor(v.get<double>())))
     fail(key, "an integer");
-  const int64_t x = v.get<int64_t>();
-  if (x < min || x > max)
+  // Outside int64_t (1e300, 2^64 - 1) is out of every range; converting it would be
+  // undefined (a float) or wrap around (an unsigned).
+  const bool fits = v.is_number_float() ? std::abs(v.get<double>()) < 9.2e18
+                    : v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)
+                                             : true;
+  const int64_t x = fits ? v.get<int64_t>() : (v.get<double>() < 0 ? INT64_MIN : INT64_MAX);
+  if (!fits || x < min || x > max)
     fail(key, "an integer" + (min > INT64_MIN ? " >= " + std::to_string(min) : std::string()) +
                   (max < INT64_MAX ? " and <= " + std::to_string(max) : std::string()));
   return x;
@@ -74,7 +79,7 @@ std::string ConfigReader::get_string(const std::string& key, const std::string& 
     std::string list;
     for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
     const std::string near = nearest_word(s, allowed);
-    throw ConfigError(section_ + "." + key + ": unknown value '" + s + "' (expected one of: " + list + ")" +
+    throw ConfigError(section_ + "." + key + ": unknown value '" + printable(s) + "' (expected one of: " + list + ")" +
                       (near.empty() ? "" : "; did you mean '" + near + "'?"));
   }
   return s;
@@ -87,7 +92,7 @@ void ConfigReader::finish() const {
   for (auto it = j_.begin(); it != j_.end(); ++it) {
     if (known_.count(it.key())) continue;
     const std::string near = nearest_word(it.key(), known);
-    throw ConfigError(section_ + ": unknown key '" + it.key() + "'" +
+    throw ConfigError(section_ + ": unknown key '" + printable(it.key()) + "'" +
                       (near.empty() ? "" : " (did you mean '" + near + "'?)"));
   }
 }
@@ -125,7 +130,7 @@ void set_dotted(nlohmann::json& root, const std::string& dotted_key, const std::
   while (true) {
     const size_t dot = dotted_key.find('.', start);
     const std::string part = dotted_key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (part.empty()) throw ConfigError("--set: malformed key '" + dotted_key + "'");
+    if (part.empty()) throw ConfigError("--set: malformed key '" + printable(dotted_key) + "'");
     if (dot == std::string::npos) {
       nlohmann::json parsed = nlohmann::json::parse(value, nullptr, false);
       (*node)[part] = parsed.is_discarded() ? nlohmann::json(value) : parsed;
@@ -134,7 +139,7 @@ void set_dotted(nlohmann::json& root, const std::string& dotted_key, const std::
     path += (path.empty() ? "" : ".") + part;
     if (!node->contains(part)) (*node)[part] = nlohmann::json::object();
     node = &(*node)[part];
-    if (!node->is_object()) throw ConfigError("--set " + dotted_key + ": '" + path + "' is not an object");
+    if (!node->is_object()) throw ConfigError("--set " + printable(dotted_key) + ": '" + printable(path) + "' is not an object");
     start = dot + 1;
   }
 }

@@ -42,4 +42,26 @@ inline std::string number_for_message(double v) {
   return os.str();
 }
 
+// A string from a user's file or command line, made safe to quote in a one-line message:
+// control characters become escapes ('\n', '\t', '\x01'); other bytes (UTF-8 included)
+// are kept.
+inline std::string printable(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
+    else if (u < 0x20 || u == 0x7f) {
+      const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[u >> 4];
+      out += hex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace liegrad

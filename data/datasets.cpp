@@ -178,7 +178,7 @@ Corpus load_corpus(const std::string& name, const std::string& data_dir, double 
   if (name == "ptb_char") return load_ptb_char(find_data_dir(data_dir));
   std::string known;
   for (const auto& k : corpus_names()) known += (known.empty() ? "" : ", ") + k;
-  throw ValueError("unknown corpus '" + name + "'; known corpora: " + known);
+  throw ValueError("unknown corpus '" + printable(name) + "'; known corpora: " + known);
 }
 
 std::string find_data_dir(const std::string& cli_value) {

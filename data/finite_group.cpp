@@ -44,7 +44,7 @@ FiniteGroup::FiniteGroup(const std::string& name) : name_(name) {
   static const std::regex pattern(R"(^([ZSA])([1-9]\d{0,3})$)");
   std::smatch m;
   auto unknown = [&](const std::string& why) {
-    return ValueError("unknown group '" + name + "'" + why + "; known groups: " + finite_group_families());
+    return ValueError("unknown group '" + printable(name) + "'" + why + "; known groups: " + finite_group_families());
   };
   if (!std::regex_match(name, m, pattern)) throw unknown("");
   family_ = m[1].str()[0];

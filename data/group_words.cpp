@@ -26,7 +26,7 @@ bool is_word_dataset(std::string_view dataset) { return dataset.starts_with(kPre
 
 std::string word_group_of(const std::string& dataset) {
   if (!is_word_dataset(dataset) || dataset.size() == kPrefix.size())
-    throw ValueError("'" + dataset + "' is not a group word task; expected words:<group>, e.g. words:S5 (groups: " +
+    throw ValueError("'" + printable(dataset) + "' is not a group word task; expected words:<group>, e.g. words:S5 (groups: " +
                      finite_group_families() + ")");
   return dataset.substr(kPrefix.size());
 }

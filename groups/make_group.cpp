@@ -15,7 +15,7 @@ const char* kAccepted =
     "'\xC3\x97' or '*', e.g. \"SO(8)xSO(8)\" or \"SO(3) x U(2)\"";
 
 [[noreturn]] void fail(const std::string& spec, const std::string& why) {
-  throw ValueError("make_group: cannot parse \"" + spec + "\": " + why + "; " + kAccepted);
+  throw ValueError("make_group: cannot parse \"" + printable(spec) + "\": " + why + "; " + kAccepted);
 }
 
 std::unique_ptr<Group> make_factor(const std::string& spec, const std::string& kind, int64_t d) {
@@ -61,7 +61,7 @@ std::unique_ptr<Group> make_group(const std::string& spec) {
     factors.push_back(make_factor(spec, kind, std::stoll(digits)));
     if (i == s.size()) break;
     if (s[i] != 'x' && s[i] != 'X' && s[i] != '*')
-      fail(spec, std::string("unexpected '") + s[i] + "' after a group (expected 'x', '\xC3\x97' or '*')");
+      fail(spec, "unexpected '" + printable(std::string(1, s[i])) + "' after a group (expected 'x', '\xC3\x97' or '*')");
     ++i;
   }
   return make_product(std::move(factors));

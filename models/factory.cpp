@@ -1,7 +1,9 @@
 // make_model: builds any model from its config section by its "type", the built-in
-// ones here and registered ones (models/registry.hpp) by their factories.
+// ones here and registered ones (models/registry.hpp) by their factories, under an
+// AllocationLimit of kMaxModelElements, so an absurd size is a ValueError.
 #include <algorithm>
 
+#include "core/alloc_limit.hpp"
 #include "core/config.hpp"
 #include "models/exprnn.hpp"
 #include "models/lstm.hpp"
@@ -39,6 +41,8 @@ std::unique_ptr<Model<T>> make_model(const nlohmann::json& config, int64_t vocab
                       "(`liegrad ... --plugin LIB.so`, models::load_plugin, liegrad.load_plugin in Python)");
   }
   if (type.empty()) throw ConfigError("model.type: missing (expected one of the model types, e.g. \"osmformer\")");
+  const AllocationLimit limit(kMaxModelElements, "model: the configuration is too large to build (reduce the group "
+                                                 "size, D, hidden, layers, heads or rank)");
   if (auto make = registered_model_factory<T>(type)) {
     if (classes != vocab)
       throw ConfigError("model.type '" + type + "': a registered (plugin) model is a language model; it cannot be "

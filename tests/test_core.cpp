@@ -1,11 +1,12 @@
-// Tests of core/: shapes and arrays, the gemm wrappers and the small-matrix
-// batched kernel against a naive reference, reproducible random streams, and arrays
-// to and from checkpoint JSON.
+// Tests of core/: shapes and arrays (element-count overflow, AllocationLimit), the gemm
+// wrappers and the small-matrix batched kernel against a naive reference, reproducible
+// random streams, and arrays to and from checkpoint JSON.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstring>
 
+#include "core/alloc_limit.hpp"
 #include "core/array.hpp"
 #include "core/array_json.hpp"
 #include "core/errors.hpp"
@@ -62,6 +63,42 @@ TEST_CASE("shape errors carry a readable message") {
     CHECK(std::string(e.what()).find("(2,3)") != std::string::npos);
     CHECK(std::string(e.what()).find("(4,4)") != std::string::npos);
   }
+}
+
+TEST_CASE("Shape: an element count that overflows int64 is a ShapeError, not undefined behaviour") {
+  const int64_t big = int64_t(1) << 40;
+  CHECK_THROWS_AS(Shape({big, big, big}), ShapeError);
+  CHECK_THROWS_AS(Shape::of({big, big}), ShapeError);
+  CHECK_THROWS_WITH(Shape::of({big, big}), doctest::Contains("too many elements"));
+  CHECK(Shape::of({big}).numel() == big);  // large but representable: fine
+}
+
+TEST_CASE("AllocationLimit: new arrays are charged while a limit is in scope, nested limits all apply") {
+  Array<float> before(Shape{100});  // no limit in scope: nothing to charge
+  {
+    const AllocationLimit outer(1000, "outer");
+    Array<float> a(Shape{600});
+    const Array<float> copy = a;  // copies are not charged
+    {
+      const AllocationLimit inner(300, "inner");
+      Array<double> b(Shape{300});
+      CHECK_THROWS_WITH_AS(Array<double>(Shape{1}), doctest::Contains("inner: needs more than 300 array elements"),
+                           ValueError);
+    }
+    // The inner scope's 300 elements were charged to the outer limit too: 900 of 1000.
+    CHECK_THROWS_WITH_AS(Array<float>(Shape{101}), doctest::Contains("outer: needs more than 1000"), ValueError);
+    Array<float> c(Shape{100});
+    CHECK_THROWS_AS(Array<float>(Shape{1}, std::vector<float>{1.0f}), ValueError);
+  }
+  {
+    // An allocation beyond both limits is reported by the tighter one, whatever the nesting.
+    const AllocationLimit tight(10, "tight");
+    const AllocationLimit loose(1000, "loose");
+    CHECK_THROWS_WITH(Array<float>(Shape{5000}), doctest::Contains("tight: needs more than 10"));
+    Array<float> fits(Shape{10});  // nothing was charged by the refused allocation
+  }
+  Array<float> after(Shape{1 << 20});  // out of scope: no limit again
+  CHECK(after.size() == 1 << 20);
 }
 
 TEST_CASE("gemm and batched_gemm match a naive product for every transpose") {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/alloc_limit.hpp"
 #include "core/errors.hpp"
 #include "groups/group.hpp"
 #include "train/run_config.hpp"
@@ -87,22 +89,32 @@ void parameters_from_json(models::Model<float>& model, const nlohmann::json& par
   for (const auto& e : params) {
     if (!e.is_object() || !e.contains("name") || !e.at("name").is_string())
       throw IoError(source + ": a parameter entry has no name");
-    by_name[e.at("name").get<std::string>()] = &e;
+    if (!by_name.emplace(e.at("name").get<std::string>(), &e).second)
+      throw IoError(source + ": parameter '" + printable(e.at("name").get<std::string>()) + "' appears twice");
   }
   for (auto& p : model.parameters()) {
     auto it = by_name.find(p.name);
     if (it == by_name.end())
       throw ValueError(source + ": parameter '" + p.name + "' of the configured model is missing");
     const nlohmann::json& e = *it->second;
+    const nlohmann::json* js = e.contains("shape") ? &e.at("shape") : nullptr;
+    bool valid = js != nullptr && js->is_array();
     std::vector<int64_t> shape;
-    try {
-      shape = e.at("shape").get<std::vector<int64_t>>();
-    } catch (const nlohmann::json::exception&) {
-      throw IoError(source + ": parameter '" + p.name + "' has no valid shape");
+    for (size_t k = 0; valid && k < js->size(); ++k) {
+      valid = (*js)[k].is_number_integer();
+      if (valid) shape.push_back((*js)[k].get<int64_t>());
     }
-    if (Shape::of(shape) != p.var.shape())
-      throw ValueError(source + ": parameter '" + p.name + "' has shape " + Shape::of(shape).str() +
+    if (!valid) throw IoError(source + ": parameter '" + p.name + "' has no valid shape");
+    Shape stored;
+    try {
+      stored = Shape::of(shape);
+    } catch (const ShapeError& err) {
+      throw IoError(source + ": parameter '" + p.name + "' has shape " + js->dump() + ": " + err.what());
+    }
+    if (stored != p.var.shape())
+      throw ValueError(source + ": parameter '" + p.name + "' has shape " + stored.str() +
                        " but the configured model needs " + p.var.shape().str());
+    if (!e.contains("values")) throw IoError(source + ": parameter '" + p.name + "' has no values");
     const auto& values = e.at("values");
     if (!values.is_array() || static_cast<int64_t>(values.size()) != p.var.size())
       throw IoError(source + ": parameter '" + p.name + "' has " + std::to_string(values.size()) +
@@ -112,11 +124,13 @@ void parameters_from_json(models::Model<float>& model, const nlohmann::json& par
       const auto& x = values[static_cast<size_t>(i)];
       if (!x.is_number()) throw IoError(source + ": parameter '" + p.name + "' holds a non-number");
       v[i] = x.get<float>();
+      if (!std::isfinite(v[i]))
+        throw IoError(source + ": parameter '" + p.name + "' holds " + x.dump() + ", not a finite float");
     }
     by_name.erase(it);
   }
   if (!by_name.empty())
-    throw ValueError(source + ": parameter '" + by_name.begin()->first + "' is not part of the configured model");
+    throw ValueError(source + ": parameter '" + printable(by_name.begin()->first) + "' is not part of the configured model");
 }
 
 nlohmann::json vocab_to_json(const data::Vocab& vocab) {
@@ -129,9 +143,10 @@ data::Vocab vocab_from_json(const nlohmann::json& j, const std::string& source) 
   if (!j.is_array() || j.empty()) throw IoError(source + ": \"vocab\" must be a non-empty array of byte values");
   std::string symbols;
   for (const auto& b : j) {
-    if (!b.is_number_integer() || b.get<int>() < 0 || b.get<int>() > 255)
+    // int64_t, not int: a large integer must not wrap around into 0..255.
+    if (!b.is_number_integer() || b.get<int64_t>() < 0 || b.get<int64_t>() > 255)
       throw IoError(source + ": \"vocab\" holds " + b.dump() + ", not a byte value 0..255");
-    symbols.push_back(static_cast<char>(b.get<int>()));
+    symbols.push_back(static_cast<char>(b.get<int64_t>()));
   }
   try {
     return data::Vocab::from_symbols(symbols);
@@ -192,7 +207,10 @@ nlohmann::json read_checkpoint(const std::string& path) {
   if (!in) throw IoError("cannot read checkpoint '" + path + "': no such file or not readable");
   std::stringstream ss;
   ss << in.rdbuf();
-  const std::string text = ss.str();
+  return parse_checkpoint(ss.str(), path);
+}
+
+nlohmann::json parse_checkpoint(const std::string& text, const std::string& path) {
   if (text.empty()) throw IoError("checkpoint '" + path + "' is empty");
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded())
@@ -207,21 +225,35 @@ nlohmann::json read_checkpoint(const std::string& path) {
   return j;
 }
 
-LoadedModel load_model(const std::string& path) {
-  const nlohmann::json j = read_checkpoint(path);
+LoadedModel load_model(const std::string& path) { return load_model(read_checkpoint(path), path); }
+
+LoadedModel load_model(const nlohmann::json& j, const std::string& path) {
+  const std::string source = "checkpoint '" + path + "'";
   LoadedModel m;
   m.config = j.at("config");
-  if (!m.config.contains("model")) throw IoError("checkpoint '" + path + "': the config has no model section");
-  const std::string source = "checkpoint '" + path + "'";
-  m.words = word_task_of(m.config, &j.at("vocab"), source);
-  if (m.words) {
-    m.model = models::make_model<float>(m.config.at("model"), m.words->input_vocab(), 0, m.words->classes());
-  } else {
-    m.vocab = vocab_from_json(j.at("vocab"), source);
-    m.model = models::make_model<float>(m.config.at("model"), m.vocab.size(), 0);
-  }
-  parameters_from_json(*m.model, j.at("parameters"), "checkpoint '" + path + "'");
+  if (!m.config.is_object() || !m.config.contains("model")) throw IoError(source + ": the config has no model section");
+  if (!j.at("step").is_number_integer() || j.at("step").get<int64_t>() < 0)
+    throw IoError(source + ": \"step\" is " + j.at("step").dump() + ", not a step number");
   m.step = j.at("step").get<int64_t>();
+  m.words = word_task_of(m.config, &j.at("vocab"), source);
+  if (!m.words) m.vocab = vocab_from_json(j.at("vocab"), source);
+  {
+    // The model must match the values the file holds, so it may not be much larger:
+    // a small hostile file cannot make liegrad allocate gigabytes.
+    int64_t held = 0;
+    if (j.at("parameters").is_array())
+      for (const auto& e : j.at("parameters"))
+        if (e.is_object() && e.contains("values") && e.at("values").is_array())
+          held += static_cast<int64_t>(e.at("values").size());
+    const AllocationLimit limit(4 * held + (int64_t(1) << 20),
+                                source + ": the configured model is far larger than the " + std::to_string(held) +
+                                    " parameter values the file holds");
+    if (m.words)
+      m.model = models::make_model<float>(m.config.at("model"), m.words->input_vocab(), 0, m.words->classes());
+    else
+      m.model = models::make_model<float>(m.config.at("model"), m.vocab.size(), 0);
+  }
+  parameters_from_json(*m.model, j.at("parameters"), source);
   return m;
 }
 

@@ -66,6 +66,8 @@ void write_checkpoint(const std::string& path, const nlohmann::json& config, con
 // Reads and validates a checkpoint file: IoError for a missing, empty, truncated or
 // non-JSON file, or one of another format or version, each naming the file.
 nlohmann::json read_checkpoint(const std::string& path);
+// The same checks on a checkpoint's text, read from `path` (named in the messages).
+nlohmann::json parse_checkpoint(const std::string& text, const std::string& path);
 
 struct LoadedModel {
   std::unique_ptr<models::Model<float>> model;
@@ -74,7 +76,11 @@ struct LoadedModel {
   nlohmann::json config;  // the run configuration stored in the checkpoint
   int64_t step = 0;
 };
-// Rebuilds the model from the checkpoint's config and loads its parameters.
+// Rebuilds the model from the checkpoint's config and loads its parameters. Every
+// fault is a typed liegrad::Error naming the file; a configured model much larger than
+// the values the file holds is refused before it is allocated (core/alloc_limit.hpp).
 LoadedModel load_model(const std::string& path);
+// The same for a checkpoint already read and checked (read_checkpoint, parse_checkpoint).
+LoadedModel load_model(const nlohmann::json& checkpoint, const std::string& path);
 
 }  // namespace liegrad::train

@@ -17,7 +17,10 @@ nlohmann::json read_json_file(const std::string& path) {
   if (!in) throw IoError("cannot read '" + path + "': no such file or not readable");
   std::stringstream ss;
   ss << in.rdbuf();
-  const std::string text = ss.str();
+  return parse_json_text(ss.str(), path);
+}
+
+nlohmann::json parse_json_text(const std::string& text, const std::string& path) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw ConfigError("'" + path + "' is empty (expected JSON)");
   try {
     return nlohmann::json::parse(text);
@@ -26,6 +29,10 @@ nlohmann::json read_json_file(const std::string& path) {
     const size_t upto = std::min<size_t>(e.byte, text.size());
     const int64_t line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(upto), '\n');
     throw ConfigError("'" + path + "' is not valid JSON (line " + std::to_string(line) + "): " + e.what());
+  } catch (const nlohmann::json::exception& e) {
+    // Not a syntax error but a value nlohmann cannot hold (out_of_range.406: a number
+    // beyond double's range, such as 1e400).
+    throw ConfigError("'" + path + "' is not valid JSON: " + e.what());
   }
 }
 
@@ -73,7 +80,7 @@ void apply_overrides(nlohmann::json& config, const std::vector<std::string>& set
   for (const auto& s : sets) {
     const size_t eq = s.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw ConfigError("--set '" + s + "': expected key=value, e.g. train.lr=1e-3");
+      throw ConfigError("--set '" + printable(s) + "': expected key=value, e.g. train.lr=1e-3");
     set_dotted(config, s.substr(0, eq), s.substr(eq + 1));
   }
 }
@@ -94,7 +101,7 @@ RunConfig parse_run_config(const nlohmann::json& j) {
     parse_word_data(d, rc.data);
   } else {
     if (rc.data.dataset != "tinyshakespeare" && rc.data.dataset != "ptb_char" && rc.data.dataset.rfind("text:", 0) != 0)
-      throw ConfigError("data.dataset: unknown dataset '" + rc.data.dataset +
+      throw ConfigError("data.dataset: unknown dataset '" + printable(rc.data.dataset) +
                         "' (expected \"tinyshakespeare\", \"ptb_char\", \"text:<path>\" or \"words:<group>\")" +
                         (nearest_word(rc.data.dataset, {"tinyshakespeare", "ptb_char"}).empty()
                              ? ""

@@ -75,6 +75,8 @@ RunConfig parse_run_config(const nlohmann::json& j);
 // Reads a JSON file: IoError when it cannot be read, ConfigError (with the line and
 // column) when it is not JSON.
 nlohmann::json read_json_file(const std::string& path);
+// The same for text read from `path` (named in the messages).
+nlohmann::json parse_json_text(const std::string& text, const std::string& path);
 
 // Applies "--set key=value" overrides ("train.lr=1e-3", "model.group=U(8)").
 void apply_overrides(nlohmann::json& config, const std::vector<std::string>& sets);
