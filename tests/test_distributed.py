@@ -220,16 +220,8 @@ class Faults(Base):
     def test_a_bad_data_file_on_one_rank_ends_the_job_with_one_line(self):
         good = self.write_config("good", config(self.text, MODELS["transformer"], steps=10))
         bad = self.write_config("bad", config(os.path.join(self.tmp, "absent.txt"), MODELS["transformer"], steps=10))
-        out = os.path.join(self.tmp, "run")
         # Rank 1 reads another configuration (as if its node had lost the data).
-        script = f'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then c={bad}; else c={good}; fi; ' \
-                 f'exec {TOOL} train --config "$c" --out {out} --quiet'
-        p = subprocess.run(mpi_prefix(2) + ["sh", "-c", script], capture_output=True, text=True, timeout=TIMEOUT)
-        self.assertNotEqual(p.returncode, 0)
-        lines = error_lines(p.stderr)
-        self.assertEqual(len(lines), 1, p.stderr)
-        self.assertIn("rank 1 of 2", lines[0])
-        self.assertIn("absent.txt", lines[0])
+        self.assertIn("absent.txt", self.one_line_from_rank_1(good, bad))
 
     def test_a_non_finite_loss_ends_the_job_with_one_line(self):
         cfg = config(self.text, MODELS["transformer"], steps=50)
@@ -249,7 +241,12 @@ class Faults(Base):
         bad = json.loads(json.dumps(good))
         bad["train"].update({"lr": 1e30, "clip": 0, "warmup": 0})
         good["train"].update({"clip": 0, "warmup": 0})
-        good, bad = self.write_config("good", good), self.write_config("bad", bad)
+        line = self.one_line_from_rank_1(self.write_config("good", good), self.write_config("bad", bad))
+        self.assertIn("non-finite loss", line)
+
+    def one_line_from_rank_1(self, good, bad):
+        """Trains on 2 ranks, rank 1 with config `bad`; the job must fail with exactly one
+        error line, from rank 1. Returns that line."""
         out = os.path.join(self.tmp, "run")
         script = f'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then c={bad}; else c={good}; fi; ' \
                  f'exec {TOOL} train --config "$c" --out {out} --quiet'
@@ -258,7 +255,7 @@ class Faults(Base):
         lines = error_lines(p.stderr)
         self.assertEqual(len(lines), 1, p.stderr)
         self.assertIn("rank 1 of 2", lines[0])
-        self.assertIn("non-finite loss", lines[0])
+        return lines[0]
 
 
 if __name__ == "__main__":
