@@ -66,6 +66,20 @@ if [ ${#CONFIGS[@]} -eq 0 ]; then
 fi
 [ ${#CONFIGS[@]} -gt 0 ] || die "no configs to run"
 
+# OpenBLAS picks its kernels from the CPU model when it loads; on a CPU newer than the
+# library it falls back to narrower ones (core/blas_core.hpp). Both sides use OpenBLAS
+# (Debian's PyTorch for its dense products), so when the environment does not choose, the
+# comparison runs with the core `liegrad bench --op gemm` suggests, and says so. A
+# value already in the environment is left as it is.
+if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
+  suggested="$("$LIEGRAD" bench --op gemm --n 64 --repeats 1 --threads 1 --json 2>/dev/null |
+    "$PYTHON" -c 'import json, sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1]).get("suggested_coretype", ""))' 2>/dev/null || true)"
+  if [ -n "$suggested" ]; then
+    echo "compare.sh: OpenBLAS does not know this CPU and runs narrower kernels; both sides run with OPENBLAS_CORETYPE=$suggested" >&2
+    export OPENBLAS_CORETYPE="$suggested"
+  fi
+fi
+
 if [ -z "$OUT" ]; then OUT="$(mktemp -d "${TMPDIR:-/tmp}/liegrad-compare.XXXXXX")"; fi
 mkdir -p "$OUT"
 LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -84,9 +98,29 @@ run_side() {
   fi
 }
 
-for cfg in "${CONFIGS[@]}"; do
-  name="$(basename "$cfg" .json)"
-  for ((r = 1; r <= ROUNDS; r++)); do
+# Trained rows: the same OSM models from checkpoints after 2,000 steps (trained or reused).
+TRAINED_NAMES=()
+TRAINED_CKPTS=()
+if [ "$TRAINED" -eq 1 ]; then
+  echo "compare.sh: trained rows: bench/trained.sh trains any missing checkpoint (cached, not in git)" >&2
+  while read -r tname tckpt; do
+    TRAINED_NAMES+=("$tname")
+    TRAINED_CKPTS+=("$tckpt")
+  done < <(LIEGRAD="$LIEGRAD" bash "$ROOT/bench/trained.sh")
+fi
+HAS_EXPM=0
+if "$LIEGRAD" bench --op expm --d 4 --n 8 --repeats 1 --threads 1 --json > /dev/null 2>&1; then
+  HAS_EXPM=1
+else
+  echo "compare.sh: '$LIEGRAD bench --op expm' is not available; no exp + pullback row" >&2
+fi
+
+# Every round times every row once (liegrad then PyTorch for each), so a change in the
+# machine's speed during the run hits the initialisation and trained rows of a model
+# alike, as well as both sides of each row.
+for ((r = 1; r <= ROUNDS; r++)); do
+  for cfg in "${CONFIGS[@]}"; do
+    name="$(basename "$cfg" .json)"
     echo "[$name] round $r/$ROUNDS: liegrad ..." >&2
     run_side liegrad "$name" "$r" "$LIEGRAD" bench --config "$cfg" --steps "$STEPS" --warmup "$WARMUP" \
       --threads "$THREADS" --json
@@ -94,42 +128,26 @@ for cfg in "${CONFIGS[@]}"; do
     run_side torch "$name" "$r" "$PYTHON" "$TORCH_REF" --config "$cfg" --steps "$STEPS" --warmup "$WARMUP" \
       --threads "$THREADS" --json
   done
-done
-
-# Trained rows: the same OSM models from checkpoints after 2,000 steps (trained or reused).
-TRAINED_NAMES=()
-if [ "$TRAINED" -eq 1 ]; then
-  echo "compare.sh: trained rows: bench/trained.sh trains any missing checkpoint (cached, not in git)" >&2
-  while read -r tname tckpt; do
-    TRAINED_NAMES+=("$tname")
-    for ((r = 1; r <= ROUNDS; r++)); do
-      echo "[$tname trained] round $r/$ROUNDS: liegrad ..." >&2
-      run_side liegrad "trained-$tname" "$r" "$LIEGRAD" bench --checkpoint "$tckpt" --steps "$STEPS" \
-        --warmup "$WARMUP" --threads "$THREADS" --json
-      echo "[$tname trained] round $r/$ROUNDS: pytorch ..." >&2
-      run_side torch "trained-$tname" "$r" "$PYTHON" "$TORCH_REF" --weights "$tckpt" --steps "$STEPS" \
-        --warmup "$WARMUP" --threads "$THREADS" --json
-    done
-  done < <(LIEGRAD="$LIEGRAD" bash "$ROOT/bench/trained.sh")
-fi
-
-# The machine's float GEMM peak in the same sitting (1024^3, liegrad's kernel and OpenBLAS).
-for ((r = 1; r <= ROUNDS; r++)); do
+  for ((t = 0; t < ${#TRAINED_NAMES[@]}; t++)); do
+    tname="${TRAINED_NAMES[$t]}" tckpt="${TRAINED_CKPTS[$t]}"
+    echo "[$tname trained] round $r/$ROUNDS: liegrad ..." >&2
+    run_side liegrad "trained-$tname" "$r" "$LIEGRAD" bench --checkpoint "$tckpt" --steps "$STEPS" \
+      --warmup "$WARMUP" --threads "$THREADS" --json
+    echo "[$tname trained] round $r/$ROUNDS: pytorch ..." >&2
+    run_side torch "trained-$tname" "$r" "$PYTHON" "$TORCH_REF" --weights "$tckpt" --steps "$STEPS" \
+      --warmup "$WARMUP" --threads "$THREADS" --json
+  done
+  # The machine's float GEMM peak in the same sitting (1024^3, liegrad's kernel and OpenBLAS).
   echo "[gemm peak] round $r/$ROUNDS ..." >&2
   run_side liegrad gemm "$r" "$LIEGRAD" bench --op gemm --threads "$THREADS" --json
-done
-
-# The batched exponential with its pullback, when liegrad supports --op expm.
-if "$LIEGRAD" bench --op expm --d 4 --n 8 --repeats 1 --threads 1 --json > /dev/null 2>&1; then
-  for ((r = 1; r <= ROUNDS; r++)); do
+  # The batched exponential with its pullback, when liegrad supports --op expm.
+  if [ "$HAS_EXPM" -eq 1 ]; then
     echo "[expm d=16 N=4096] round $r/$ROUNDS ..." >&2
     run_side liegrad expm "$r" "$LIEGRAD" bench --op expm --d 16 --n 4096 --repeats "$STEPS" --threads "$THREADS" --json
     run_side torch expm "$r" "$PYTHON" "$TORCH_REF" --op expm --d 16 --n 4096 --steps "$STEPS" --warmup "$WARMUP" \
       --threads "$THREADS" --json
-  done
-else
-  echo "compare.sh: '$LIEGRAD bench --op expm' is not available; no exp + pullback row" >&2
-fi
+  fi
+done
 LOAD_END="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 TRAINED_LIST="$(IFS=,; echo "${TRAINED_NAMES[*]:-}")"

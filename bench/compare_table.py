@@ -8,10 +8,12 @@ are OUT/trained-NAME.SIDE.R.json. Table 1, liegrad against PyTorch per config, a
 initialisation and trained: the median over rounds of each run's median tokens/s
 (matrices/s for the exponential row), their ratio, the same ratio per CPU second, and each
 side's peak resident memory. Table 2, trained against initialisation for each trained
-model, on both sides. Table 3, where liegrad's time goes: the share of a training step per
+model, on both sides (the ratio: the median over rounds of that round's trained over
+initialisation tokens/s; every round sweeps every row). Table 3, where liegrad's time goes: the share of a training step per
 op family (from `liegrad bench`'s profiled steps), the mean forward products of an
 exponential, the FLOPs per token of train/bench.hpp's count, GFLOP/s and its fraction of
-the GEMM peak of the same run (the faster of liegrad's GEMM and OpenBLAS's at 1024^3),
+the GEMM peak of the same run (the fastest of liegrad's GEMM, its own kernel alone and
+OpenBLAS's at 1024^3),
 medians over rounds. Standard library only.
 """
 import glob
@@ -54,6 +56,25 @@ def ratio(a, b):
     return "n/a" if a is None or b is None or b == 0 else "%.2f" % (a / b)
 
 
+def paired_ratio(out, num, den, side):
+    """Median over rounds of num's tokens/s over den's in the same round (the rounds sweep
+    every row in turn, so a change in the machine's speed between rounds cancels)."""
+    def by_round(name):
+        got = {}
+        for f in glob.glob(os.path.join(out, "%s.%s.*.json" % (name, side))):
+            try:
+                with open(f) as fh:
+                    v = med([json.load(fh)], "tokens_per_s")
+            except ValueError:
+                continue
+            if v:
+                got[f.rsplit(".", 2)[-2]] = v
+        return got
+    a, b = by_round(num), by_round(den)
+    per_round = [a[r] / b[r] for r in a if r in b]
+    return "n/a" if not per_round else "%.2f" % statistics.median(per_round)
+
+
 def row_names(configs, trained):
     """(row label, file stem, init stem or None) for every row of tables 1 and 3."""
     rows = [(name, name, None) for name in configs]
@@ -87,8 +108,12 @@ def main():
             route, fmt(lt), fmt(tt), ratio(lt, tt), ratio(lc, tc),
             fmt(med(L, "peak_rss_mib")), fmt(med(T, "peak_rss_mib"))))
     print()
+    cores = sorted({r.get("openblas_core") for r in load(out, "gemm", "liegrad") if r.get("openblas_core")})
     print("%s threads, %s timed steps per run, %s alternating round(s) per side; load average %s at the start, "
-          "%s at the end; raw JSON in %s" % (threads, steps, rounds, load0, load1, out))
+          "%s at the end; OpenBLAS kernels: %s%s; raw JSON in %s" % (
+              threads, steps, rounds, load0, load1, ", ".join(cores) or "not reported",
+              " (OPENBLAS_CORETYPE=%s)" % os.environ["OPENBLAS_CORETYPE"] if os.environ.get("OPENBLAS_CORETYPE") else "",
+              out))
 
     # Trained against initialisation, each side.
     pairs = [(t, t if t in configs else None) for t in trained]
@@ -104,12 +129,14 @@ def main():
                 continue
             lt, li = med(load(out, "trained-" + t, "liegrad"), "tokens_per_s"), med(load(out, t, "liegrad"), "tokens_per_s")
             tt, ti = med(load(out, "trained-" + t, "torch"), "tokens_per_s"), med(load(out, t, "torch"), "tokens_per_s")
-            print("| %s | %s | %s | %s | %s | %s | %s |" % (t, fmt(lt), fmt(li), ratio(lt, li), fmt(tt), fmt(ti),
-                                                        ratio(tt, ti)))
+            print("| %s | %s | %s | %s | %s | %s | %s |" % (
+                t, fmt(lt), fmt(li), paired_ratio(out, "trained-" + t, t, "liegrad"), fmt(tt), fmt(ti),
+                paired_ratio(out, "trained-" + t, t, "torch")))
 
     # Where liegrad's time goes, and how far each model is from the machine's GEMM peak.
     G = load(out, "gemm", "liegrad")
-    peaks = [max(med([r], "liegrad_gflop_per_s") or 0, med([r], "openblas_gflop_per_s") or 0) for r in G]
+    peaks = [max(med([r], "liegrad_gflop_per_s") or 0, med([r], "liegrad_own_gflop_per_s") or 0,
+                 med([r], "openblas_gflop_per_s") or 0) for r in G]
     peak = statistics.median(peaks) if peaks else None
     table = []
     for label, stem, _ in rows:

@@ -1,6 +1,7 @@
 // Products. float: large products split over the OpenMP threads in blocks of C (gemm,
 // gemm_group), each block run by single-threaded OpenBLAS when all its sides are large
-// and by core/small_gemm's register-blocked kernel otherwise; batches run one matrix per
+// (and OpenBLAS runs kernels as wide as the CPU's, core/blas_core.hpp) and by
+// core/small_gemm's register-blocked kernel otherwise; batches run one matrix per
 // iteration (batched_gemm). double (gradient checks): CBLAS for gemm, loop nests
 // ordered so the innermost loop runs over contiguous memory for small_gemm.
 #include "core/linalg.hpp"
@@ -14,12 +15,22 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/blas_core.hpp"
 #include "core/parallel.hpp"
 #include "core/small_gemm.hpp"
 
 namespace liegrad {
 
 namespace {
+
+// Whether blocks with every side >= kBlasMinSide go to OpenBLAS: always with the Blas
+// backend; with Auto only when OpenBLAS's kernels are as wide as the CPU's (a fallback
+// core such as Prescott on an AVX-512 CPU is slower than liegrad's kernel even on large
+// square products: docs/performance.md).
+bool large_blocks_through_blas() {
+  const GemmBackend backend = gemm_backend();
+  return backend == GemmBackend::Blas || (backend == GemmBackend::Auto && !openblas_core().below_cpu());
+}
 
 // One block of a float product: rows [lo, hi) of C, or columns [lo, hi) when by_rows is false.
 struct Block {
@@ -37,7 +48,7 @@ void split(const GemmCall<float>& c, int threads, std::vector<Block>& out) {
   const bool by_rows = c.M >= 16 * threads;
   const int64_t len = by_rows ? c.M : c.N;
   const int64_t unit = by_rows ? 16 : 64;
-  const bool blas_rows = by_rows && gemm_backend() != GemmBackend::Own && c.N >= kBlasMinSide &&
+  const bool blas_rows = by_rows && large_blocks_through_blas() && c.N >= kBlasMinSide &&
                          c.K >= kBlasMinSide && c.M >= 2 * threads * kBlasMinSide;
   const int64_t want = blas_rows ? 2 * threads : std::max<int64_t>(1, static_cast<int64_t>(flops / 2e6));
   const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>({want, (len + unit - 1) / unit, 8 * threads}));
@@ -46,14 +57,14 @@ void split(const GemmCall<float>& c, int threads, std::vector<Block>& out) {
 }
 
 // One serial float product: OpenBLAS's packed kernel (single-threaded, in the calling
-// thread) when every side is at least kBlasMinSide and the backend allows it, else
+// thread) when every side is at least kBlasMinSide and large_blocks_through_blas(), else
 // liegrad's register-blocked kernel, which wins on skinny and small shapes (one side of
 // 16 or a short inner size: no packing to amortise).
 void serial_product(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                     const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   const GemmBackend backend = gemm_backend();
   const bool blas = backend == GemmBackend::Blas ||
-                    (backend == GemmBackend::Auto && M >= kBlasMinSide && N >= kBlasMinSide && K >= kBlasMinSide);
+                    (M >= kBlasMinSide && N >= kBlasMinSide && K >= kBlasMinSide && large_blocks_through_blas());
   if (blas)
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(M), int(N), int(K),
                 alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));

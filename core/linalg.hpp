@@ -15,7 +15,8 @@
 
 namespace liegrad {
 
-// Which kernel runs a serial float block: Auto (the rule above), Own (always
+// Which kernel runs a serial float block: Auto (the rule above; always small_gemm when
+// OpenBLAS runs a fallback core narrower than the CPU, core/blas_core.hpp), Own (always
 // small_gemm) or Blas (always OpenBLAS). The default comes from the environment variable
 // LIEGRAD_GEMM = auto | own | blas, read once; `liegrad bench --op gemm` times each.
 enum class GemmBackend { Auto, Own, Blas };

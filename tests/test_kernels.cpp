@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/blas_core.hpp"
 #include "core/linalg.hpp"
 #include "core/parallel.hpp"
 #include "core/rng.hpp"
@@ -104,6 +105,34 @@ TEST_CASE("float gemm and gemm_group split over threads match the reference, wit
   }
   }
   set_gemm_backend(saved);
+}
+
+TEST_CASE("OpenBLAS's core against the CPU: ISA of each core name, the suggested OPENBLAS_CORETYPE") {
+  CHECK(openblas_core_isa("SkylakeX") == VectorIsa::Avx512);
+  CHECK(openblas_core_isa("COOPERLAKE") == VectorIsa::Avx512);
+  CHECK(openblas_core_isa("SapphireRapids") == VectorIsa::Avx512);
+  CHECK(openblas_core_isa("Haswell") == VectorIsa::Avx2);
+  CHECK(openblas_core_isa("Zen") == VectorIsa::Avx2);
+  CHECK(openblas_core_isa("Prescott") == VectorIsa::Older);
+  CHECK(openblas_core_isa("Sandybridge") == VectorIsa::Older);
+  CHECK(openblas_core_isa("") == VectorIsa::Older);
+
+  CHECK(BlasCore{"Prescott", VectorIsa::Older, VectorIsa::Avx512}.suggested_coretype() == "SKYLAKEX");
+  CHECK(BlasCore{"Haswell", VectorIsa::Avx2, VectorIsa::Avx512}.suggested_coretype() == "SKYLAKEX");
+  CHECK(BlasCore{"Prescott", VectorIsa::Older, VectorIsa::Avx2}.suggested_coretype() == "HASWELL");
+  CHECK(BlasCore{"Haswell", VectorIsa::Avx2, VectorIsa::Avx2}.suggested_coretype().empty());
+  CHECK(BlasCore{"SkylakeX", VectorIsa::Avx512, VectorIsa::Avx2}.suggested_coretype().empty());
+
+  // The loaded library: a name, classified as above, and a CPU level this build can use.
+  const BlasCore& core = openblas_core();
+  CHECK_FALSE(core.name.empty());
+  CHECK(core.core_isa == openblas_core_isa(core.name));
+  CHECK(core.cpu_isa == cpu_vector_isa());
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+  CHECK(core.cpu_isa == VectorIsa::Avx512);  // built with -march=native on this CPU
+#elif defined(__AVX2__) && defined(__FMA__)
+  CHECK(core.cpu_isa >= VectorIsa::Avx2);
+#endif
 }
 
 TEST_CASE("transpose_small transposes every size exactly and leaves the rest alone") {

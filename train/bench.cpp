@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "autograd/ops.hpp"
+#include "core/blas_core.hpp"
 #include "core/linalg.hpp"
 #include "core/parallel.hpp"
 #include "core/profile.hpp"
@@ -380,6 +381,8 @@ GemmBenchResult bench_gemm(int64_t n, int repeats, int threads) {
   const int parallel = openblas_get_parallel();
   r.openblas_build = std::string(openblas_get_config()) +
                      (parallel == 2 ? " (OpenMP)" : parallel == 1 ? " (pthreads)" : " (sequential)");
+  r.openblas_core = openblas_core().name;
+  r.suggested_coretype = openblas_core().suggested_coretype();
   openblas_set_num_threads(r.threads);  // OpenBLAS's own threads, for this comparison only
   r.openblas = rate([&] {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(n), static_cast<int>(n),
@@ -397,7 +400,9 @@ nlohmann::json GemmBenchResult::to_json() const {
           {"liegrad_gflop_per_s", spread_json(liegrad)},
           {"liegrad_own_gflop_per_s", spread_json(liegrad_own)},
           {"openblas_gflop_per_s", spread_json(openblas)},
-          {"openblas_build", openblas_build}};
+          {"openblas_build", openblas_build},
+          {"openblas_core", openblas_core},
+          {"suggested_coretype", suggested_coretype}};
 }
 std::string GemmBenchResult::to_text() const {
   char buf[640];
@@ -409,7 +414,12 @@ std::string GemmBenchResult::to_text() const {
                 static_cast<long long>(n), static_cast<long long>(n), static_cast<long long>(n), threads, repeats,
                 openblas_build.c_str(), liegrad.median, liegrad.min, liegrad.max, liegrad_own.median, liegrad_own.min,
                 liegrad_own.max, openblas.median, openblas.min, openblas.max);
-  return buf;
+  std::string text = buf;
+  if (!suggested_coretype.empty())
+    text += "OpenBLAS runs its " + openblas_core +
+            " kernels, narrower than this CPU's (it does not know the CPU): liegrad's gemm uses its own kernel; "
+            "OPENBLAS_CORETYPE=" + suggested_coretype + " gives OpenBLAS the CPU's width\n";
+  return text;
 }
 
 }  // namespace liegrad::train

@@ -91,6 +91,9 @@ struct GemmBenchResult {
   // large blocks), liegrad's own kernel alone, and OpenBLAS with its own threads.
   Spread liegrad, liegrad_own, openblas;
   std::string openblas_build;  // openblas_get_config() and its threading (pthreads / OpenMP)
+  // The core OpenBLAS chose and, when it is narrower than the CPU (core/blas_core.hpp),
+  // the OPENBLAS_CORETYPE that matches the CPU ("" otherwise).
+  std::string openblas_core, suggested_coretype;
   nlohmann::json to_json() const;
   std::string to_text() const;
 };
