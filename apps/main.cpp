@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "apps/commands.hpp"
+#include "core/blas_core.hpp"
 #include "core/errors.hpp"
 #include "core/version.hpp"
 #include "models/plugin.hpp"
@@ -46,29 +47,42 @@ std::vector<std::string> take_plugins(std::vector<std::string>& args) {
   return plugins;
 }
 
-// libgomp reads OMP_WAIT_POLICY once, when it is loaded, so the default has to be in
-// the environment before the process starts. liegrad's parallel regions are short
-// (about a millisecond) and frequent; with the default policy an idle worker spins
-// through the serial parts in between, which burns the second core and, on a shared
-// machine, steals time slices from the thread doing the work. PASSIVE was measured
-// equal on an idle 2-core machine and about twice as fast at load average 5
-// (docs/performance.md). An explicit OMP_WAIT_POLICY from the user is always kept.
-void default_to_passive_wait_policy(char** argv) {
-  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
+// Two libraries read their settings from the environment once, when they are loaded, so
+// liegrad's defaults have to be in the environment before the process starts; when one
+// is missing, liegrad sets it and re-executes itself (once: both are set after that).
+// A value the user set is always kept.
+//
+// OMP_WAIT_POLICY=PASSIVE: liegrad's parallel regions are short (about a millisecond)
+// and frequent; with libgomp's default policy an idle worker spins through the serial
+// parts in between, which burns the second core and, on a shared machine, steals time
+// slices from the thread doing the work. PASSIVE was measured equal on an idle 2-core
+// machine and about twice as fast at load average 5 (docs/performance.md).
+//
+// OPENBLAS_CORETYPE, only when OpenBLAS runs kernels narrower than the CPU's: OpenBLAS
+// picks them from the CPU model, and one newer than the library falls back to an old
+// core (core/blas_core.hpp; Debian 12's 0.3.21 runs its SSE3 Prescott kernels on Intel
+// family 6 model 207, at about a third of the sgemm speed of its AVX-512 SkylakeX ones).
+void default_environment(char** argv) {
+  bool changed = false;
+  if (std::getenv("OMP_WAIT_POLICY") == nullptr) changed |= setenv("OMP_WAIT_POLICY", "PASSIVE", 1) == 0;
+  if (std::getenv("OPENBLAS_CORETYPE") == nullptr) {
+    const std::string core = liegrad::openblas_core().suggested_coretype();
+    if (!core.empty()) changed |= setenv("OPENBLAS_CORETYPE", core.c_str(), 1) == 0;
+  }
+  if (!changed) return;
   // Exec the binary's real path (not /proc/self/exe) so ps and top still say "liegrad".
   char self[4096];
   const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
   if (len <= 0) return;
   self[len] = '\0';
-  if (setenv("OMP_WAIT_POLICY", "PASSIVE", 1) != 0) return;
   execv(self, argv);
-  // execv only returns on failure: carry on with the default policy.
+  // execv only returns on failure: carry on with the libraries' own defaults.
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  default_to_passive_wait_policy(argv);
+  default_environment(argv);
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     print_usage();
     return argc < 2 ? 2 : 0;

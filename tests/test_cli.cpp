@@ -6,9 +6,12 @@
 
 #include <signal.h>
 
+#include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
+#include "core/blas_core.hpp"
 #include "tests/train_test_utils.hpp"
 
 using namespace liegrad;
@@ -193,6 +196,36 @@ TEST_CASE("usage errors exit 2 and name the option") {
   CHECK(p.out.empty());
   p = test::run_liegrad({"sample", "--checkpoint"}, tmp.path.string());
   CHECK(p.exit_code == 2);
+}
+
+TEST_CASE("liegrad gives OpenBLAS kernels as wide as the CPU's, and keeps an OPENBLAS_CORETYPE that is set") {
+  test::TempDir tmp("cli_blas_core");
+  const std::vector<std::string> gemm = {"bench", "--op", "gemm", "--n", "32", "--repeats", "1", "--threads", "1",
+                                         "--json"};
+  auto report = [&](const std::vector<std::pair<std::string, std::string>>& env) {
+    const auto p = test::run_liegrad(gemm, tmp.path.string(), env);
+    INFO("exit " << p.exit_code << "\nstderr: " << p.err << "\nstdout: " << p.out);
+    REQUIRE(p.exit_code == 0);
+    return json::parse(p.out.substr(p.out.find('{')));  // one JSON line
+  };
+  auto lower = [](std::string v) {
+    for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return v;
+  };
+  // A value in the environment is kept: the one the caller set (left as it is), else
+  // PRESCOTT, which every x86-64 CPU runs and which is narrower than any with AVX2.
+  const char* set = std::getenv("OPENBLAS_CORETYPE");
+  const std::string kept = set && *set ? set : "PRESCOTT";
+  const json with = report({{"OPENBLAS_CORETYPE", kept}});
+  CHECK(lower(with["openblas_core"].get<std::string>()) == lower(kept));
+  // Without one, liegrad sets the CPU's width before OpenBLAS loads (apps/main.cpp), so
+  // OpenBLAS is never narrower than the CPU. Not run when the caller set a value, which
+  // tests leave as it is.
+  if (!(set && *set)) {
+    const json without = report({{"OPENBLAS_CORETYPE", ""}});
+    CHECK(without["suggested_coretype"].get<std::string>().empty());
+    CHECK(openblas_core_isa(without["openblas_core"].get<std::string>()) >= cpu_vector_isa());
+  }
 }
 
 TEST_CASE("an absurd group size says it is too large and gives the limit") {

@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -78,7 +80,10 @@ struct Proc {
 };
 
 // Runs build/liegrad with arguments (no shell), capturing stdout and stderr.
-inline Proc run_liegrad(const std::vector<std::string>& args, const std::string& workdir) {
+// Runs the liegrad binary with args in workdir; env: variables to set in the child
+// (an empty value unsets the variable).
+inline Proc run_liegrad(const std::vector<std::string>& args, const std::string& workdir,
+                        const std::vector<std::pair<std::string, std::string>>& env = {}) {
   const std::string bin = std::string(LIEGRAD_BINARY_DIR) + "/liegrad";
   const std::string out_file = workdir + "/.stdout", err_file = workdir + "/.stderr";
   std::fflush(stdout);  // the child must not inherit unflushed output
@@ -87,6 +92,12 @@ inline Proc run_liegrad(const std::vector<std::string>& args, const std::string&
   if (pid == 0) {
     freopen(out_file.c_str(), "w", stdout);
     freopen(err_file.c_str(), "w", stderr);
+    for (const auto& [name, value] : env) {
+      if (value.empty())
+        unsetenv(name.c_str());
+      else
+        setenv(name.c_str(), value.c_str(), 1);
+    }
     std::vector<char*> argv;
     argv.push_back(const_cast<char*>(bin.c_str()));
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
