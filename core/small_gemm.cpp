@@ -227,6 +227,37 @@ void gemm_rows(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int
   }
 }
 
+#if defined(__AVX512F__)
+// C (16 x 16, ldc) = alpha op(A) B + beta C for op(A), B dense 16 x 16 (lda = ldb = 16):
+// the products of d = 16, the configured size of every OSM model in configs/. One row of
+// C per register, every broadcast at a fixed offset from A. The general block above
+// takes the row stride of op(A) at run time, and with 16 rows the compiler runs out of
+// registers for the offsets and spills them: `perf annotate` of a trained OSMFormer
+// showed the spill moves between the FMAs, and this kernel took a 16 x 16 x 16 product
+// from about 100 to about 60 ns on one core (docs/performance.md). Each element sums
+// over k in the same order as the general kernel, so results are bit-identical.
+template <bool TA>
+void product16(const float* A, const float* B, float* C, int64_t ldc, float alpha, float beta) {
+  V acc[16];
+#pragma GCC unroll 16
+  for (int r = 0; r < 16; ++r) acc[r] = simd::zero();
+#pragma GCC unroll 16
+  for (int k = 0; k < 16; ++k) {
+    const V b = simd::load(B + 16 * k);
+#pragma GCC unroll 16
+    for (int r = 0; r < 16; ++r) acc[r] = simd::fmadd(simd::set1(TA ? A[16 * k + r] : A[16 * r + k]), b, acc[r]);
+  }
+  const V va = simd::set1(alpha), vb = simd::set1(beta);
+#pragma GCC unroll 16
+  for (int r = 0; r < 16; ++r) {
+    float* c = C + r * ldc;
+    V v = alpha == 1.0f ? acc[r] : simd::mul(va, acc[r]);
+    if (beta != 0.0f) v = beta == 1.0f ? simd::add(v, simd::load(c)) : simd::fmadd(vb, simd::load(c), v);
+    simd::store(c, v);
+  }
+}
+#endif
+
 #else
 
 void gemm_rows(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t rsa, int64_t csa,
@@ -260,6 +291,21 @@ void sgemm_small(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
     return;
   }
+#if defined(__AVX512F__)
+  if (M == 16 && N == 16 && K == 16 && lda == 16 && ldb == 16) {
+    const float* b = B;
+    alignas(64) float bt[16 * 16];
+    if (tb) {
+      transpose_small(16, 16, B, 16, bt, 16);
+      b = bt;
+    }
+    if (ta)
+      product16<true>(A, b, C, ldc, alpha, beta);
+    else
+      product16<false>(A, b, C, ldc, alpha, beta);
+    return;
+  }
+#endif
   const int64_t rsa = ta ? 1 : lda, csa = ta ? lda : 1;
   if (!tb) {
     // Long inner sizes in slices of kKSlice, so a 64-column panel of B (kKSlice x 64)
