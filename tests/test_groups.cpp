@@ -472,3 +472,32 @@ TEST_CASE("restore_structure_kernel: the orthogonal projection onto each group's
   so->restore_structure_kernel(M.data(), 4);
   CHECK(max_abs_diff(M, M0) == 0.0);
 }
+
+TEST_CASE("SO(d) float hat and vee equal the element formulas exactly, with a row stride, padding untouched") {
+  Rng rng(33);
+  const float c = static_cast<float>(real_form::kInvSqrt2);
+  for (int64_t d : {1, 2, 3, 5, 8, 15, 16, 17, 31, 33, 64, 65}) {
+    INFO("d = " << d);
+    auto g = make_group("SO(" + std::to_string(d) + ")");
+    const int64_t m = g->dim(), ld = d + 3;
+    std::vector<float> u(static_cast<size_t>(m)), X(static_cast<size_t>(d * ld)), out(static_cast<size_t>(d * ld), 7.0f);
+    for (auto& v : u) v = static_cast<float>(rng.normal());
+    for (auto& v : X) v = static_cast<float>(rng.normal());
+    g->hat_kernel(u.data(), out.data(), ld);
+    std::vector<float> back(static_cast<size_t>(m), 0.0f);
+    g->vee_kernel(X.data(), ld, back.data());
+    int64_t p = 0, bad_hat = 0, bad_vee = 0, padding = 0;
+    for (int64_t i = 0; i < d; ++i) {
+      bad_hat += out[size_t(i * ld + i)] != 0.0f;
+      for (int64_t j = i + 1; j < d; ++j, ++p) {
+        bad_hat += out[size_t(i * ld + j)] != c * u[size_t(p)];
+        bad_hat += out[size_t(j * ld + i)] != -c * u[size_t(p)];
+        bad_vee += back[size_t(p)] != c * (X[size_t(i * ld + j)] - X[size_t(j * ld + i)]);
+      }
+      for (int64_t j = d; j < ld; ++j) padding += out[size_t(i * ld + j)] != 7.0f;
+    }
+    CHECK(bad_hat == 0);
+    CHECK(bad_vee == 0);
+    CHECK(padding == 0);  // nothing written past column d-1 of a row
+  }
+}
