@@ -2,8 +2,8 @@
 # bench/compare.sh: liegrad against the PyTorch reference (bench/torch_reference.py) on the
 # same models, the same batch x seq_len and the same thread count (issue 6), printed as a
 # markdown table: model, liegrad tokens/s, PyTorch tokens/s, ratio, peak memory of each.
-# The two runs of each config alternate (liegrad, torch, liegrad, torch, ... for --rounds R),
-# so a change in machine load during the run hits both sides alike; each side's figure is
+# Each of the --rounds R rounds times every row once, liegrad then PyTorch, so a change in
+# machine load during the run hits both sides and every row alike; each side's figure is
 # the median over its rounds of its per-step median tokens/s. A last row times the batched
 # exponential with its pullback (d = 16, N = 4096) when both tools support it.
 #

@@ -6,8 +6,8 @@
 // on Intel family 6 model 207 (Emerald Rapids), whose 1024^3 sgemm then reaches about a
 // third of what its AVX-512 "SkylakeX" kernels do on the same machine
 // (docs/performance.md). The choice can only be changed before the library loads, with
-// the environment variable OPENBLAS_CORETYPE (OpenBLAS's USAGE.md); liegrad never sets
-// it itself. It reads the core OpenBLAS chose (openblas_get_corename), compares its
+// the environment variable OPENBLAS_CORETYPE (OpenBLAS's USAGE.md); the library never
+// sets it (only the `liegrad` tool does, before OpenBLAS loads: apps/main.cpp). It reads the core OpenBLAS chose (openblas_get_corename), compares its
 // vector width with the CPU's (__builtin_cpu_supports), and, when OpenBLAS is below the
 // CPU, (1) runs every float product through its own kernel (core/linalg.cpp) and (2)
 // names the OPENBLAS_CORETYPE that would match, for `liegrad bench --op gemm` and the

@@ -8,7 +8,10 @@
 // ldexp(p, n) = p 2^n for lanes of n holding integers in [-252, 252], with IEEE
 // overflow to inf and gradual underflow to 0 (AVX-512: vscalefps; AVX2: two exact
 // multiplications by powers of two built in the exponent field, so each factor
-// stays a normal float).
+// stays a normal float). select(m, a, b) takes a's lanes under m and b's elsewhere;
+// iota() holds 0, 1, ..., kLanes-1; reduce_add and reduce_max fold the lanes to one
+// float (in an order of the instruction set's choosing, so sums differ from a serial
+// loop in the last bits).
 #pragma once
 #include <cstdint>
 
@@ -52,6 +55,15 @@ inline V bit_and(V a, V b) { return _mm512_and_ps(a, b); }
 inline V bit_or(V a, V b) { return _mm512_or_ps(a, b); }
 inline V round_nearest(V a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 inline V ldexp(V p, V n) { return _mm512_scalef_ps(p, n); }
+inline V select(Mask m, V a, V b) { return _mm512_mask_blend_ps(m, b, a); }  // a where m, else b
+inline V iota() { return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15); }
+// GCC 12's reduction intrinsics trip -W(maybe-)uninitialized on their own undefined-vector idiom.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+inline float reduce_add(V a) { return _mm512_reduce_add_ps(a); }
+inline float reduce_max(V a) { return _mm512_reduce_max_ps(a); }
+#pragma GCC diagnostic pop
 
 #elif LIEGRAD_SIMD == 256
 using V = __m256;
@@ -86,6 +98,18 @@ inline V ldexp(V p, V n) {
   const __m256i k1 = _mm256_srai_epi32(k, 1);  // k = k1 + k2, both within the normal range
   const __m256i k2 = _mm256_sub_epi32(k, k1);
   return _mm256_mul_ps(_mm256_mul_ps(p, pow2i(k1)), pow2i(k2));
+}
+inline V select(Mask m, V a, V b) { return _mm256_blendv_ps(b, a, _mm256_castsi256_ps(m)); }  // a where m, else b
+inline V iota() { return _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7); }
+inline float reduce_add(V a) {
+  __m128 h = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+  h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)));
+}
+inline float reduce_max(V a) {
+  __m128 h = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+  h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_max_ss(h, _mm_movehdup_ps(h)));
 }
 #endif
 

@@ -201,6 +201,19 @@ std::vector<Law> make_laws() {
         const A V = g.compose(p.X, g.hat(u));
         return ratio(worst_norm(minus(tangent_project(g, p.X, V), V), g.real_scale()), std::sqrt(dot(u, u) / N));
       });
+  add("hat lands in the skew matrices", "||hat u + (hat u)^T|| / ||u||",
+      "g lies in u(d), whose real forms are skew: kernels may use hat(u)^T = -hat(u)", 1e-13,
+      [](const Group& g, const Points& p, Rng& rng) {
+        const A u = rng.normal_array<double>(p.U.shape());
+        const A Hm = g.hat(u);  // (N,n,n)
+        const int64_t n = g.n();
+        A sym(Hm.shape());
+        for (int64_t b = 0; b < N; ++b)
+          for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < n; ++j)
+              sym.data()[(b * n + i) * n + j] = Hm.data()[(b * n + i) * n + j] + Hm.data()[(b * n + j) * n + i];
+        return ratio(worst_norm(sym, g.real_scale()), std::sqrt(dot(u, u) / N));
+      });
   add("hat basis orthonormal (at X)", "max |<X hat e_k, X hat e_l> - delta_kl|",
       "the tangent basis X hat(e_k) is orthonormal under Re tr(A* B)", 1e-13,
       [](const Group& g, const Points& p, Rng&) {

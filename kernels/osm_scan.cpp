@@ -162,7 +162,8 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* out, cons
         const T* M = table + static_cast<int64_t>(id) * nn;
         g.hat_kernel(drows + (b - lo) * m, A.data(), n);  // dR / s
         if (needs_relative(sv.drive)) {
-          small_gemm_ld<T>(false, true, n, n, n, s, M, n, A.data(), n, T(1), dH.data() + (b - lo) * nn, n);
+          // s M (dR/s)^T = -s M (dR/s): algebra elements are skew (group law), no transpose.
+          small_gemm_ld<T>(false, false, n, n, n, -s, M, n, A.data(), n, T(1), dH.data() + (b - lo) * nn, n);
           if (dtable) small_gemm_ld<T>(false, false, n, n, n, s, H, n, A.data(), n, T(1), dtab.data() + id * nn, n);
         }
         if (needs_token(sv.drive) && dtable) {

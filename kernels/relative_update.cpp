@@ -137,7 +137,9 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* H, const 
     if (!dH && !dP) return;
     for (int64_t i = i0; i < i1; ++i) {
       g.hat_kernel(drows + (i - i0) * m, A.data(), n);  // dR / s
-      if (dH) small_gemm_ld<T>(false, true, n, n, n, s, P + i * nn, n, A.data(), n, T(1), dH + i * nn, n);
+      // dH += s P (dR/s)^T = -s P (dR/s): algebra elements are skew (law "hat lands in the
+      // skew matrices"), which spares the transpose of a B^T product.
+      if (dH) small_gemm_ld<T>(false, false, n, n, n, -s, P + i * nn, n, A.data(), n, T(1), dH + i * nn, n);
       if (dP) small_gemm_ld<T>(false, false, n, n, n, s, H + i * nn, n, A.data(), n, T(1), dP + i * nn, n);
     }
   });

@@ -1,9 +1,11 @@
 // Tests of the float kernels behind the fast paths: the register-blocked small product
 // (every transpose, odd sizes, row strides, alpha/beta, untouched padding), the split
 // gemm and gemm_group against a double reference, the 16 x 16 tile transpose, and the
-// vectorised exp, sigmoid, tanh and GELU against std:: in double.
+// vectorised exp, sigmoid, tanh and GELU against std:: in double, and the SIMD causal
+// softmax row against its scalar form in double.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "core/rng.hpp"
 #include "core/small_gemm.hpp"
 #include "core/vmath.hpp"
+#include "kernels/causal_softmax.hpp"
 
 using namespace liegrad;
 
@@ -227,4 +230,40 @@ TEST_CASE("vectorised exp, sigmoid, tanh and GELU agree with std:: and keep inf 
   CHECK(out[0] == 1.0f);
   CHECK(out[1] == -1.0f);
   CHECK(std::isnan(out[2]));
+}
+
+TEST_CASE("the float causal softmax row equals the scalar form in double, for every tail and in place") {
+  Rng rng(41);
+  const float scale = 0.7f, slope = 0.05f;
+  double worst = 0;
+  int64_t untouched = 0, rows = 0;
+  for (int64_t i = 0; i < 140; ++i) {
+    const std::vector<float> s = normals(rng, i + 1);
+    std::vector<double> sd(s.begin(), s.end()), ref(static_cast<size_t>(i + 1));
+    kernels::causal_softmax_row_scalar<double>(i, sd.data(), scale, slope, ref.data());
+    std::vector<float> p(static_cast<size_t>(i + 1 + 20), -1.0f), inplace = s;
+    kernels::causal_softmax_row<float>(i, s.data(), scale, slope, p.data());
+    kernels::causal_softmax_row<float>(i, inplace.data(), scale, slope, inplace.data());
+    for (int64_t j = 0; j <= i; ++j) {
+      const double r = ref[static_cast<size_t>(j)];
+      worst = std::max(worst, std::abs(p[static_cast<size_t>(j)] - r) / r);
+      worst = std::max(worst, std::abs(inplace[static_cast<size_t>(j)] - r) / r);
+    }
+    for (int64_t j = i + 1; j < i + 21; ++j) untouched += p[static_cast<size_t>(j)] == -1.0f;
+    ++rows;
+  }
+  INFO("worst relative error " << worst);
+  CHECK(worst < 1e-6);
+  CHECK(untouched == 20 * rows);  // nothing written past p[i]
+  // A NaN logit makes the whole row NaN, as in the scalar form; a row whose logits are
+  // far apart keeps its largest entry at 1 and underflows the rest to 0.
+  std::vector<float> bad(37, 0.5f), out(37);
+  bad[19] = NAN;
+  kernels::causal_softmax_row<float>(36, bad.data(), scale, slope, out.data());
+  CHECK(std::all_of(out.begin(), out.end(), [](float v) { return std::isnan(v); }));
+  std::vector<float> spread(23, -1000.0f);
+  spread[22] = 1000.0f;
+  kernels::causal_softmax_row<float>(22, spread.data(), 1.0f, 0.0f, out.data());
+  CHECK(out[22] == 1.0f);
+  CHECK(std::all_of(out.begin(), out.begin() + 22, [](float v) { return v == 0.0f; }));
 }
