@@ -9,7 +9,7 @@
 // overflow to inf and gradual underflow to 0 (AVX-512: vscalefps; AVX2: two exact
 // multiplications by powers of two built in the exponent field, so each factor
 // stays a normal float). select(m, a, b) takes a's lanes under m and b's elsewhere;
-// iota() holds 0, 1, ..., kLanes-1; reduce_add and reduce_max fold the lanes to one
+// iota() holds 0, 1, ..., kLanes-1; any_nan(a) says whether a lane is NaN; reduce_add and reduce_max fold the lanes to one
 // float (in an order of the instruction set's choosing, so sums differ from a serial
 // loop in the last bits).
 #pragma once
@@ -61,6 +61,7 @@ inline V iota() { return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
+inline bool any_nan(V a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q) != 0; }
 inline float reduce_add(V a) { return _mm512_reduce_add_ps(a); }
 inline float reduce_max(V a) { return _mm512_reduce_max_ps(a); }
 #pragma GCC diagnostic pop
@@ -101,6 +102,7 @@ inline V ldexp(V p, V n) {
 }
 inline V select(Mask m, V a, V b) { return _mm256_blendv_ps(b, a, _mm256_castsi256_ps(m)); }  // a where m, else b
 inline V iota() { return _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7); }
+inline bool any_nan(V a) { return _mm256_movemask_ps(_mm256_cmp_ps(a, a, _CMP_UNORD_Q)) != 0; }
 inline float reduce_add(V a) {
   __m128 h = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
   h = _mm_add_ps(h, _mm_movehl_ps(h, h));

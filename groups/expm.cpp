@@ -31,6 +31,7 @@
 #include <atomic>
 #include <cmath>
 #include <initializer_list>
+#include <limits>
 #include <type_traits>
 #include <memory>
 #include <vector>
@@ -40,6 +41,7 @@
 #include "core/linalg.hpp"
 #include "core/parallel.hpp"
 #include "core/profile.hpp"
+#include "core/simd.hpp"
 #include "core/small_gemm.hpp"
 
 namespace liegrad::groups {
@@ -65,10 +67,47 @@ constexpr std::array<double, kNumDegrees> kTheta<float> = {1.192092800768788e-07
                                                            1.461661507209034e+00, 3.010066362817634e+00};
 
 
+#if LIEGRAD_SIMD
+// norm1 below for float and n <= NV kLanes: the column sums stay in NV registers, each
+// summed over the rows in order as in the scalar loop (the same plan, bit for bit). It
+// was a store-to-load chain through col[] plus a scalar pass, two products' time for
+// the two norms of every plan.
+template <int NV>
+double norm1_registers(int64_t n, const float* A) {
+  using namespace simd;
+  const Mask last = tail_mask(n - (NV - 1) * kLanes);
+  V col[NV];
+  for (int v = 0; v < NV; ++v) col[v] = zero();
+  for (int64_t i = 0; i < n; ++i) {
+    const float* row = A + i * n;
+    for (int v = 0; v < NV; ++v)
+      col[v] = add(col[v], abs(v + 1 < NV ? load(row + v * kLanes) : load(last, row + v * kLanes)));
+  }
+  V best = col[0];  // masked lanes hold 0, which no column sum is below
+  bool nan = any_nan(col[0]);
+  for (int v = 1; v < NV; ++v) {
+    nan = nan || any_nan(col[v]);
+    best = max(best, col[v]);
+  }
+  return nan ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(reduce_max(best));
+}
+#endif
+
 // Max column sum of |A|, A (n, n), row by row so the inner loop is contiguous; NaN if
 // any entry is NaN.
 template <class T>
 double norm1(int64_t n, const T* A) {
+#if LIEGRAD_SIMD
+  if constexpr (std::is_same_v<T, float>) {
+    switch ((n + simd::kLanes - 1) / simd::kLanes) {
+      case 1: return norm1_registers<1>(n, A);
+      case 2: return norm1_registers<2>(n, A);
+      case 3: return norm1_registers<3>(n, A);
+      case 4: return norm1_registers<4>(n, A);
+      default: break;
+    }
+  }
+#endif
   T col[kMaxSmallSide];
   if (n > kMaxSmallSide) {  // large matrices: column by column
     double best = 0;
@@ -441,12 +480,13 @@ void product(int64_t n, const T* X, const T* Y, T* C, bool use_blas) {
 // at most its 1-norm. For a random skew 16 x 16 matrix ||A||_1 / ||A||_2 is about 2.5,
 // one or two squarings fewer. The A^2 computed for the bound is left in a2 (n,n) and
 // *has_a2 set, for the program's first product (a2 is scratch otherwise).
+// known_skew: the caller vouches that A is skew (ExponentKind::Skew), so the check is skipped.
 template <class T>
-ExpmPlan plan_of(int64_t n, const T* A, T* a2, bool use_blas, bool* has_a2) {
+ExpmPlan plan_of(int64_t n, const T* A, T* a2, bool use_blas, bool* has_a2, bool known_skew = false) {
   *has_a2 = false;
   const double norm = norm1(n, A);
   const ExpmPlan by_norm1 = choose_plan<T>(norm);
-  if (by_norm1.degree == 0 || !std::isfinite(norm) || !is_skew(n, A, a2)) return by_norm1;
+  if (by_norm1.degree == 0 || !std::isfinite(norm) || !(known_skew || is_skew(n, A, a2))) return by_norm1;
   product(n, A, A, a2, use_blas);
   *has_a2 = true;
   const double bound = std::sqrt(norm1(n, a2));
@@ -609,9 +649,9 @@ int64_t expm_pullback_scratch(int64_t n) { return (2 * kNumRegs + 1) * n * n; }
 int64_t expm_cache_size(const ExpmPlan& plan, int64_t n) { return cached_products(plan) * n * n; }
 
 template <class T>
-ExpmPlan expm_plan(int64_t n, const T* A, T* scratch) {
+ExpmPlan expm_plan(int64_t n, const T* A, T* scratch, ExponentKind kind) {
   bool has_a2 = false;
-  ExpmPlan plan = plan_of(n, A, scratch + kNumRegs * n * n, false, &has_a2);
+  ExpmPlan plan = plan_of(n, A, scratch + kNumRegs * n * n, false, &has_a2, kind == ExponentKind::Skew);
   plan.known_square = has_a2;
   return plan;
 }
@@ -655,7 +695,7 @@ ag::Var<T> expm(const ag::Var<T>& A) {
 }
 
 #define LIEGRAD_INSTANTIATE(T)                                              \
-  template ExpmPlan expm_plan<T>(int64_t, const T*, T*);                    \
+  template ExpmPlan expm_plan<T>(int64_t, const T*, T*, ExponentKind);                    \
   template void expm_one_forward<T>(int64_t, const T*, const ExpmPlan&, T*, T*, T*); \
   template void expm_one_pullback<T>(int64_t, const T*, const ExpmPlan&, const T*, T*, T*, const T*); \
   template void expm_forward<T>(int64_t, int64_t, const T*, T*);            \

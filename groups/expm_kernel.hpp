@@ -28,9 +28,14 @@ int64_t expm_pullback_scratch(int64_t n);
 // Elements of the optional cache of forward products: (products - 1) n^2.
 int64_t expm_cache_size(const ExpmPlan& plan, int64_t n);
 
+// What a caller knows of its exponent. Skew: A = hat(u) of a group, skew-symmetric bit
+// for bit (group law "hat lands in the skew matrices"), so the plan takes the sharper
+// skew bound without checking; Unknown: the plan checks.
+enum class ExponentKind { Unknown, Skew };
+
 // The plan of exp(A), A (n,n); scratch as for expm_one_forward.
 template <class T>
-ExpmPlan expm_plan(int64_t n, const T* A, T* scratch);
+ExpmPlan expm_plan(int64_t n, const T* A, T* scratch, ExponentKind kind = ExponentKind::Unknown);
 
 // Q = exp(A) by `plan` (from expm_plan with this scratch, untouched since); records the
 // forward products in `cache` when it is not null.
@@ -49,11 +54,12 @@ struct CachedExpm {
 };
 
 // Q (n,n) = exp(A (n,n)), planning it and appending its forward products to `cache`.
-// The fused update and scan kernels call this per token and keep the returned record.
+// The fused update and scan kernels call this per token, with kind Skew (their A is
+// hat(u)), and keep the returned record.
 template <class T>
-CachedExpm expm_one_forward_cached(int64_t n, const T* A, T* Q, T* scratch, GrowBuffer<T>& cache) {
+CachedExpm expm_one_forward_cached(int64_t n, const T* A, T* Q, T* scratch, GrowBuffer<T>& cache, ExponentKind kind) {
   prof::Sub exp_time(prof::Family::ExpForward);
-  CachedExpm rec{expm_plan(n, A, scratch), 0};
+  CachedExpm rec{expm_plan(n, A, scratch, kind), 0};
   rec.offset = cache.extend(expm_cache_size(rec.plan, n));
   prof::count(prof::Counter::Exponentials, 1);
   prof::count(prof::Counter::ExpForwardProducts, rec.plan.products());

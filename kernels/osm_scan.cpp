@@ -89,7 +89,8 @@ void forward(const Group& g, Saved<T>& sv, const T* table, const T* gammaT, T* o
         const T* H = t == 0 ? sv.H0.data() + b * nn : out + (bt - 1) * nn;
         g.hat_kernel(sv.coords() + bt * m, A.data(), n);
         T* E = sv.E.data() + bt * nn;
-        const CachedExpm rec = expm_one_forward_cached(n, A.data(), E, scratch.data(), sv.cache[static_cast<size_t>(b)]);
+        const CachedExpm rec =
+            expm_one_forward_cached(n, A.data(), E, scratch.data(), sv.cache[static_cast<size_t>(b)], ExponentKind::Skew);
         sv.plans[static_cast<size_t>(bt)] = rec.plan;
         sv.offset[static_cast<size_t>(bt)] = rec.offset;
         T* Hn = out + bt * nn;

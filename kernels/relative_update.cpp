@@ -84,7 +84,7 @@ void forward(const Group& g, int64_t N, const T* H, const T* P, const T* gammaT,
     for (int64_t i = i0; i < i1; ++i) {
       g.hat_kernel(sv.coords() + i * m, R.data(), n);  // A
       T* E = sv.E.data() + i * nn;
-      const CachedExpm rec = expm_one_forward_cached(n, R.data(), E, scratch.data(), cache);
+      const CachedExpm rec = expm_one_forward_cached(n, R.data(), E, scratch.data(), cache, ExponentKind::Skew);
       sv.plans[static_cast<size_t>(i)] = rec.plan;
       sv.offset[static_cast<size_t>(i)] = rec.offset;
       small_gemm_ld<T>(false, false, n, n, n, T(1), H + i * nn, n, E, n, T(0), out + i * nn, n);

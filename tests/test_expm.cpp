@@ -401,6 +401,11 @@ TEST_CASE_TEMPLATE("skew-symmetric exponents are planned from sqrt(||A^2||_1): f
     // by a last-bit change (which takes the 1-norm route).
     const ExpmPlan skew_plan = expm_plan<T>(n, A.data(), scratch.data());
     CHECK(skew_plan.known_square);
+    // The fused kernels' route (ExponentKind::Skew skips the check) plans the same.
+    const ExpmPlan vouched = expm_plan<T>(n, A.data(), scratch.data(), ExponentKind::Skew);
+    CHECK(vouched.degree == skew_plan.degree);
+    CHECK(vouched.squarings == skew_plan.squarings);
+    CHECK(vouched.known_square);
     std::vector<T> general = A;
     general[1] = std::nextafter(general[1], T(1e9));
     const ExpmPlan norm1_plan = expm_plan<T>(n, general.data(), scratch.data());
@@ -421,4 +426,34 @@ TEST_CASE_TEMPLATE("skew-symmetric exponents are planned from sqrt(||A^2||_1): f
   }
   MESSAGE(fewer << " of " << cases << " skew matrices took fewer products than the 1-norm plan");
   CHECK(fewer >= 4);
+}
+
+TEST_CASE("the float plan's 1-norm: every size and column, at the top threshold, NaN and inf") {
+  // One nonzero entry (of either sign) decides ||A||_1, so the plan is known exactly: T_18
+  // without squaring up to theta_18 (float), one squaring just above it. Sizes cover
+  // one to four SIMD registers per row, their tails, and the scalar path past 64.
+  const float theta18 = 3.010066362817634f;
+  const float below = std::nextafter(theta18, 0.0f) <= 3.010066362817634 ? theta18 : std::nextafter(theta18, 0.0f);
+  const float above = std::nextafter(below, 10.0f) > 3.010066362817634 ? std::nextafter(below, 10.0f)
+                                                                       : std::nextafter(std::nextafter(below, 10.0f), 10.0f);
+  int checked = 0;
+  for (int64_t n : {1, 5, 8, 9, 16, 17, 31, 33, 48, 63, 64, 65}) {
+    std::vector<float> scratch(static_cast<size_t>(expm_forward_scratch(n)));
+    for (int64_t j : {int64_t(0), n / 2, n - 1}) {
+      for (float sign : {1.0f, -1.0f}) {
+        std::vector<float> A(static_cast<size_t>(n * n), 0.0f);
+        if (n > 1) A[size_t((j + 1) % n)] = 0.5f;  // a smaller column elsewhere (row 0)
+        float& e = A[size_t((n - 1) * n + j)];
+        e = sign * below;
+        INFO("n " << n << ", column " << j << ", sign " << sign);
+        CHECK(expm_plan<float>(n, A.data(), scratch.data()).products() == 5);
+        e = sign * above;
+        CHECK(expm_plan<float>(n, A.data(), scratch.data()).products() == 6);
+        e = NAN;  // a non-finite norm: T_18 without squaring, so the NaN reaches Q
+        CHECK(expm_plan<float>(n, A.data(), scratch.data()).products() == 5);
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked == 12 * 3 * 2);
 }
