@@ -9,9 +9,9 @@
 // overflow to inf and gradual underflow to 0 (AVX-512: vscalefps; AVX2: two exact
 // multiplications by powers of two built in the exponent field, so each factor
 // stays a normal float). select(m, a, b) takes a's lanes under m and b's elsewhere;
-// iota() holds 0, 1, ..., kLanes-1; any_nan(a) says whether a lane is NaN; reduce_add and reduce_max fold the lanes to one
-// float (in an order of the instruction set's choosing, so sums differ from a serial
-// loop in the last bits).
+// iota() holds 0, 1, ..., kLanes-1; any_nan(a) says whether a lane is NaN;
+// reduce_add and reduce_max fold the lanes to one float (in an order of the
+// instruction set's choosing, so sums differ from a serial loop in the last bits).
 #pragma once
 #include <cstdint>
 

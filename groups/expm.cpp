@@ -695,7 +695,7 @@ ag::Var<T> expm(const ag::Var<T>& A) {
 }
 
 #define LIEGRAD_INSTANTIATE(T)                                              \
-  template ExpmPlan expm_plan<T>(int64_t, const T*, T*, ExponentKind);                    \
+  template ExpmPlan expm_plan<T>(int64_t, const T*, T*, ExponentKind);      \
   template void expm_one_forward<T>(int64_t, const T*, const ExpmPlan&, T*, T*, T*); \
   template void expm_one_pullback<T>(int64_t, const T*, const ExpmPlan&, const T*, T*, T*, const T*); \
   template void expm_forward<T>(int64_t, int64_t, const T*, T*);            \
