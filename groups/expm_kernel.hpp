@@ -12,7 +12,7 @@
 namespace liegrad::groups {
 
 // Degree index into {1, 2, 4, 8, 12, 18} and squarings s, chosen from ||A||_1, or for a
-// skew-symmetric A from the sharper ||A||_2 <= sqrt(||A^2||_1) (groups/expm.cpp).
+// skew-symmetric A from a sharper bound on ||A||_2 computed from A^2 (groups/expm.cpp).
 struct ExpmPlan {
   int degree = 0;
   int squarings = 0;

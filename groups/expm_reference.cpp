@@ -96,7 +96,7 @@ std::vector<ag::OpCheck> expm_op_checks() {
     const char* name;
     Shape shape;
     double norm;  // Frobenius norm per matrix
-    bool skew;    // differentiate exp(X - X^T): the skew route, planned from sqrt(||A^2||_1)
+    bool skew;    // differentiate exp(X - X^T): the skew route, planned from a bound on ||A||_2
   };
   const std::vector<Case> cases = {
       {"expm (small norm)", {3, 3}, 0.2, false},
