@@ -24,6 +24,15 @@ struct Node {
     if (grad.shape() != value.shape()) grad = Array<T>(value.shape());
     return grad;
   }
+
+  // The gradient buffer for a backward that writes every element of it: when no
+  // gradient has flowed in yet, it is allocated without the zero fill and *fresh is set,
+  // and the backward must assign its first contribution instead of adding it.
+  Array<T>& grad_for_write(bool* fresh) {
+    *fresh = grad.empty() || grad.shape() != value.shape();
+    if (*fresh) grad = Array<T>::uninitialized(value.shape());
+    return grad;
+  }
 };
 
 template <class T>

@@ -68,7 +68,7 @@ bool Shape::operator==(const Shape& o) const {
 }
 
 template <class T>
-Array<T>::Array(const Shape& shape, std::vector<T> values) : shape_(shape), data_(std::move(values)) {
+Array<T>::Array(const Shape& shape, std::vector<T> values) : shape_(shape), data_(values.begin(), values.end()) {
   AllocationLimit::charge(size());
   if (static_cast<int64_t>(data_.size()) != shape.numel())
     throw ShapeError("Array: shape " + shape.str() + " needs " + std::to_string(shape.numel()) +

@@ -8,13 +8,39 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <new>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/alloc_limit.hpp"
+#include "core/buffer.hpp"
 #include "core/errors.hpp"
 
 namespace liegrad {
+
+// std::allocator whose no-argument construct default-initialises: a vector<T, ...> of n
+// scalars made without a fill value is left unwritten (Array::uninitialized); a fill
+// value (Array's zeros) is still written.
+template <class T>
+struct DefaultInitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  DefaultInitAllocator() = default;
+  template <class U>
+  DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
 
 // A shape of 0 to 3 dimensions; a 0-D shape is a scalar with one element.
 struct Shape {
@@ -49,6 +75,15 @@ class Array {
   Array(const Shape& shape, std::vector<T> values);
 
   static Array zeros(const Shape& s) { return Array(s); }
+  // Storage the caller writes in full before anything reads it (an op's output that its
+  // kernel overwrites): no zero fill. NaN in the sanitizer build (core/buffer.hpp).
+  static Array uninitialized(const Shape& s) {
+    Array a;
+    a.shape_ = s;
+    a.data_ = Storage(charged(s));
+    poison_unwritten(a.data_.data(), a.size());
+    return a;
+  }
   static Array scalar(T v) { return Array(Shape{}, v); }
   static Array eye(int64_t n);
 
@@ -59,8 +94,9 @@ class Array {
 
   T* data() { return data_.data(); }
   const T* data() const { return data_.data(); }
-  std::vector<T>& vec() { return data_; }
-  const std::vector<T>& vec() const { return data_; }
+  const T* begin() const { return data_.data(); }
+  const T* end() const { return data_.data() + data_.size(); }
+  std::vector<T> to_vector() const { return std::vector<T>(begin(), end()); }
 
   T& operator[](int64_t i) { return data_[static_cast<size_t>(i)]; }
   const T& operator[](int64_t i) const { return data_[static_cast<size_t>(i)]; }
@@ -94,7 +130,8 @@ class Array {
     AllocationLimit::charge(s.numel());
     return static_cast<size_t>(s.numel());
   }
-  std::vector<T> data_;
+  using Storage = std::vector<T, DefaultInitAllocator<T>>;
+  Storage data_;
 };
 
 // Throws ShapeError "op: expected a == b, got (..) and (..)" when shapes differ.

@@ -147,7 +147,7 @@ Var<T> causal_self_attention(const Var<T>& qkv, int heads, const std::vector<T>&
   sv->scale = scale;
   sv->slopes = slopes;
   sv->P = Buffer<T>(sv->B * heads * sv->T_ * sv->T_);
-  Array<T> out(Shape{sv->B, sv->T_, sv->D});
+  Array<T> out = Array<T>::uninitialized(Shape{sv->B, sv->T_, sv->D});  // every row written by forward
   forward(*sv, qkv.value().data(), out.data());
   return record_op<T>(std::move(out), {&qkv}, [qkv, sv](const Array<T>& G) {
     prof::Scope timed_b(prof::Family::Attention);

@@ -184,7 +184,7 @@ Var<T> mean_head_attention(const Var<T>& X, const Var<T>& log_beta, const std::v
   sv->S = Buffer<T>(B * T_ * T_);
   sv->Abar = Buffer<T>(B * T_ * T_);
   sv->P = Buffer<T>(B * h * T_ * T_);
-  Array<T> out(X.shape());
+  Array<T> out = Array<T>::uninitialized(X.shape());  // every row written by forward
   forward(X.value().data(), out.data(), *sv, slopes, s);
   return record_op<T>(std::move(out), {&X, &log_beta}, [X, log_beta, sv, s](const Array<T>& G) {
     prof::Scope timed_b(prof::Family::Attention);

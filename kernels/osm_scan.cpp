@@ -226,7 +226,7 @@ ag::Var<T> osm_scan(const Group& g, const ag::Var<T>& H0, const ag::Var<T>& tabl
   sv->offset.assign(static_cast<size_t>(B * T_), 0);
   sv->cache.resize(static_cast<size_t>(B));
   const Array<T> gammaT = gamma_transposed(Gamma);
-  Array<T> out(Shape{B * T_, n, n});
+  Array<T> out = Array<T>::uninitialized(Shape{B * T_, n, n});  // every state written by forward
   forward(g, *sv, table.value().data(), mixed ? gammaT.data() : nullptr, out.data());
   (void)nn;
   // Recorded by hand (as ag::record_op does) because the backward reads the op's own

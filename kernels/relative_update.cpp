@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "autograd/elementwise.hpp"
 #include "autograd/tape.hpp"
 #include "core/buffer.hpp"
 #include "core/parallel.hpp"
@@ -92,10 +93,11 @@ void forward(const Group& g, int64_t N, const T* H, const T* P, const T* gammaT,
   });
 }
 
-// dH, dP (N,n,n) and dGamma (m,m) accumulate (+=); null pointers skip.
+// dH, dP (N,n,n) and dGamma (m,m) accumulate (+=), except that dH (dP) is assigned
+// (its old contents never read) when assign_dH (assign_dP); null pointers skip.
 template <class T>
 void backward(const Group& g, const Saved<T>& sv, const T* G, const T* H, const T* P, const T* gamma, T* dH, T* dP,
-              T* dGamma) {
+              T* dGamma, bool assign_dH, bool assign_dP) {
   const int64_t N = sv.N, n = sv.n, nn = n * n, m = sv.m;
   const T s = static_cast<T>(g.real_scale()), inv_s = static_cast<T>(1.0 / g.real_scale());
   const int threads = threads_for(N, n);
@@ -109,7 +111,7 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* H, const 
     for (int64_t i = i0; i < i1; ++i) {
       const T* Gi = G + i * nn;
       const T* Ei = sv.E.data() + i * nn;
-      if (dH) small_gemm_ld<T>(false, true, n, n, n, T(1), Gi, n, Ei, n, T(1), dH + i * nn, n);
+      if (dH) small_gemm_ld<T>(false, true, n, n, n, T(1), Gi, n, Ei, n, assign_dH ? T(0) : T(1), dH + i * nn, n);
       small_gemm_ld<T>(true, false, n, n, n, T(1), H + i * nn, n, Gi, n, T(0), dE.data(), n);
       g.hat_kernel(sv.coords() + i * m, A.data(), n);
       std::fill(dA.begin(), dA.end(), T(0));
@@ -140,7 +142,8 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* H, const 
       // dH += s P (dR/s)^T = -s P (dR/s): algebra elements are skew (law "hat lands in the
       // skew matrices"), which spares the transpose of a B^T product.
       if (dH) small_gemm_ld<T>(false, false, n, n, n, -s, P + i * nn, n, A.data(), n, T(1), dH + i * nn, n);
-      if (dP) small_gemm_ld<T>(false, false, n, n, n, s, H + i * nn, n, A.data(), n, T(1), dP + i * nn, n);
+      if (dP)
+        small_gemm_ld<T>(false, false, n, n, n, s, H + i * nn, n, A.data(), n, assign_dP ? T(0) : T(1), dP + i * nn, n);
     }
   });
   if (dGamma)
@@ -166,15 +169,23 @@ ag::Var<T> relative_update(const Group& g, const ag::Var<T>& H, const ag::Var<T>
   prof::Scope timed(prof::Family::SmallProducts);
   const Array<T> gammaT = gamma_transposed(Gamma);
   auto sv = std::make_shared<Saved<T>>();
-  Array<T> out(s);
+  Array<T> out = Array<T>::uninitialized(s);  // every matrix written by forward (H E)
   forward(g, N, H.value().data(), P.value().data(), mixed ? gammaT.data() : nullptr, out.data(), *sv);
   return ag::record_op<T>(std::move(out), {&H, &P, &Gamma}, [&g, H, P, Gamma, sv](const Array<T>& G) {
     prof::Scope timed_b(prof::Family::SmallProducts);
     const bool mixed_b = Gamma.defined();
-    backward(g, *sv, G.data(), H.value().data(), P.value().data(), mixed_b ? Gamma.value().data() : nullptr,
-             H.requires_grad() ? H.node()->grad_ref().data() : nullptr,
-             P.requires_grad() ? P.node()->grad_ref().data() : nullptr,
-             mixed_b && Gamma.requires_grad() ? Gamma.node()->grad_ref().data() : nullptr);
+    // A gradient that has not flowed in yet is written, not zeroed and added to; not
+    // when H and P are one Var, whose two contributions must add.
+    const bool alias = H.same(P);
+    bool fresh_H = false, fresh_P = false;
+    auto grad_of = [alias](const ag::Var<T>& v, bool* fresh) -> T* {
+      if (!v.requires_grad()) return nullptr;
+      return alias ? v.node()->grad_ref().data() : v.node()->grad_for_write(fresh).data();
+    };
+    T* dH = grad_of(H, &fresh_H);
+    T* dP = grad_of(P, &fresh_P);
+    backward(g, *sv, G.data(), H.value().data(), P.value().data(), mixed_b ? Gamma.value().data() : nullptr, dH, dP,
+             mixed_b && Gamma.requires_grad() ? Gamma.node()->grad_ref().data() : nullptr, fresh_H, fresh_P);
   });
 }
 
@@ -205,6 +216,38 @@ std::vector<ag::OpCheck> update_op_checks() {
                      }});
       }
     }
+  }
+  // The backward assigns a gradient nothing has flowed into yet and adds to one that
+  // exists: H and P as one Var (their contributions add), and another use of H and P
+  // recorded before this op (its backward runs after, so this op's gradients are fresh)
+  // or after it (its backward runs first, so this op's must add).
+  std::shared_ptr<const Group> g = make_group("SO(4)");
+  const int64_t n = g->n(), m = g->dim(), N = 19;
+  const auto inputs = [g, n, m](Rng& rng) {
+    return std::vector<Array<double>>{g->sample<double>(rng, N), rng.normal_array<double>(Shape{N, n, n}),
+                                      rng.normal_array<double>(Shape{m, m}, 0.5)};
+  };
+  c.push_back({"group SO(4) relative_update with H and P one Var", [=](Rng& rng) {
+                 return ag::check_vjp(
+                     "relative_update H = P",
+                     [g](const std::vector<ag::Vard>& x) { return relative_update(*g, x[0], x[0], x[2]); },
+                     inputs(rng), rng);
+               }});
+  for (const bool other_first : {false, true}) {
+    const std::string name = std::string("group SO(4) relative_update, H and P also used ") +
+                             (other_first ? "before it (its backward assigns)" : "after it (its backward adds)");
+    c.push_back({name, [=](Rng& rng) {
+                   return ag::check_vjp(
+                       name,
+                       [g, other_first](const std::vector<ag::Vard>& x) {
+                         ag::Vard other, update;
+                         if (other_first) other = ag::mul(x[0], x[1]);
+                         update = relative_update(*g, x[0], x[1], x[2]);
+                         if (!other_first) other = ag::mul(x[0], x[1]);
+                         return ag::add(update, other);
+                       },
+                       inputs(rng), rng);
+                 }});
   }
   return c;
 }

@@ -64,7 +64,7 @@ TEST_CASE("distributed: a single process is the identity") {
   std::vector<ag::Parameter<float>> ps{param("w", {1, 2}, true)};
   std::vector<float> buffer;
   train::average_gradients(one, ps, buffer);
-  CHECK(ps[0].var.grad().vec() == std::vector<float>{1, 2});
+  CHECK(ps[0].var.grad().to_vector() == std::vector<float>{1, 2});
   CHECK_THROWS_AS(train::agree(one, [] { throw IoError("x"); }), IoError);
 }
 
@@ -85,7 +85,7 @@ TEST_CASE("distributed: rank 1 of 2 takes the second half of the rows and of the
   const auto lanes = train::lanes_of(r1, whole, 4, "ckpt");
   REQUIRE(lanes.size() == 1);
   CHECK(lanes[0].shape() == Shape{2, 1, 2});
-  CHECK(lanes[0].vec() == std::vector<float>{4, 5, 6, 7});
+  CHECK(lanes[0].to_vector() == std::vector<float>{4, 5, 6, 7});
   CHECK_THROWS_WITH_AS(train::lanes_of(r1, whole, 8, "ckpt"), doctest::Contains("ckpt"), IoError);
   // Only rank 0 receives the gathered lanes.
   CHECK(train::gather_lanes(r1, lanes).empty());
@@ -105,9 +105,9 @@ TEST_CASE("distributed: the gradient average keeps gradients and their absence")
                                           param("c", {0.5f, 4}, true)};
   std::vector<float> buffer;
   train::average_gradients(r1, ps, buffer);
-  CHECK(ps[0].var.grad().vec() == std::vector<float>{1, -2, 3});
+  CHECK(ps[0].var.grad().to_vector() == std::vector<float>{1, -2, 3});
   CHECK_FALSE(ps[1].var.has_grad());  // no rank had one
-  CHECK(ps[2].var.grad().vec() == std::vector<float>{0.5f, 4});
+  CHECK(ps[2].var.grad().to_vector() == std::vector<float>{0.5f, 4});
 }
 
 TEST_CASE("distributed: when rank 0 failed too, rank 1 stops with PeerFailure") {

@@ -362,10 +362,10 @@ TEST_CASE_TEMPLATE("expm tape op: values, cached and uncached backward, shape er
     set_expm_cache_budget(budget);
     ag::Var<T> x = ag::Var<T>::parameter(Array<T>(Shape{N, n, n}, A));
     ag::Var<T> q = expm(x);
-    CHECK(q.value().vec() == want_q);
+    CHECK(q.value().to_vector() == want_q);
     ag::Tape<T>::current().backward(q, Array<T>(Shape{N, n, n}, G));
     INFO("cache budget " << budget);
-    CHECK(x.grad().vec() == want_d);  // the replayed and the recomputed pullback agree bitwise
+    CHECK(x.grad().to_vector() == want_d);  // the replayed and the recomputed pullback agree bitwise
   }
   set_expm_cache_budget(int64_t(256) << 20);
   CHECK_THROWS_AS(set_expm_cache_budget(-1), ValueError);

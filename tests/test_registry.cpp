@@ -140,7 +140,7 @@ TEST_CASE("write_checkpoint writes what load_model reads, from any training loop
   const auto& a = model->parameters();
   const auto& b = m.model->parameters();
   REQUIRE(a.size() == b.size());
-  for (size_t i = 0; i < a.size(); ++i) CHECK(a[i].var.value().vec() == b[i].var.value().vec());
+  for (size_t i = 0; i < a.size(); ++i) CHECK(a[i].var.value().to_vector() == b[i].var.value().to_vector());
   CHECK(train::evaluate_bpc(*model, corpus.test, 16).bpc == train::evaluate_bpc(*m.model, corpus.test, 16).bpc);
 
   auto other = models::make_model<float>(config["model"], corpus.vocab.size() + 1, 5);

@@ -77,7 +77,7 @@ nlohmann::json parameters_to_json(models::Model<float>& model) {
     e["role"] = ag::role_name(p.role);
     if (p.group) e["group"] = p.group->name();
     e["representation"] = representation(p.role);
-    e["values"] = p.var.value().vec();
+    e["values"] = p.var.value().to_vector();
     out.push_back(std::move(e));
   }
   return out;

@@ -204,7 +204,7 @@ std::vector<Array<float>> lanes_of(const Communicator& comm, const std::vector<A
                     std::to_string(B) + " lanes (train.batch) first");
     const int64_t per_lane = a.size() / B;
     dims[0] = n;
-    const auto first = a.vec().begin() + static_cast<std::ptrdiff_t>(comm.rank() * n * per_lane);
+    const auto first = a.begin() + static_cast<std::ptrdiff_t>(comm.rank() * n * per_lane);
     mine.emplace_back(Shape::of(dims), std::vector<float>(first, first + static_cast<std::ptrdiff_t>(n * per_lane)));
   }
   return mine;
