@@ -35,7 +35,7 @@ inline int64_t bidx(Bcast k, int64_t i, int64_t cols) {
 template <class T, class F>
 Array<T> binary_forward(const char* op, const Array<T>& a, const Array<T>& b, F f) {
   const Bcast k = broadcast_kind(op, a.shape(), b.shape());
-  Array<T> out(a.shape());
+  Array<T> out = Array<T>::uninitialized(a.shape());  // every element written below
   const int64_t n = a.size(), cols = a.shape().cols();
   const T* pa = a.data();
   const T* pb = b.data();
@@ -53,14 +53,23 @@ void binary_backward(const Array<T>& g, const Var<T>& a, const Var<T>& b, GA ga,
   const T* pb = b.value().data();
   const T* pg = g.data();
   if (a.requires_grad()) {
-    T* da = a.node()->grad_ref().data();
-    parallel_for(n, kElementGrain, [&](int64_t i) { da[i] += ga(pg[i], pa[i], pb[bidx(k, i, cols)]); });
+    bool fresh = false;  // no gradient yet: assign (when b is a too, b's pass then adds)
+    T* da = a.node()->grad_for_write(&fresh).data();
+    if (fresh)
+      parallel_for(n, kElementGrain, [&](int64_t i) { da[i] = ga(pg[i], pa[i], pb[bidx(k, i, cols)]); });
+    else
+      parallel_for(n, kElementGrain, [&](int64_t i) { da[i] += ga(pg[i], pa[i], pb[bidx(k, i, cols)]); });
   }
   if (b.requires_grad()) {
-    T* db = b.node()->grad_ref().data();
     if (k == Bcast::Same) {
-      parallel_for(n, kElementGrain, [&](int64_t i) { db[i] += gb(pg[i], pa[i], pb[i]); });
+      bool fresh = false;
+      T* db = b.node()->grad_for_write(&fresh).data();
+      if (fresh)
+        parallel_for(n, kElementGrain, [&](int64_t i) { db[i] = gb(pg[i], pa[i], pb[i]); });
+      else
+        parallel_for(n, kElementGrain, [&](int64_t i) { db[i] += gb(pg[i], pa[i], pb[i]); });
     } else {
+      T* db = b.node()->grad_ref().data();
       // Accumulate in double for a stable sum over many rows.
       const int64_t width = k == Bcast::Scalar ? 1 : cols;
       std::vector<double> acc(static_cast<size_t>(width), 0.0);
@@ -72,7 +81,7 @@ void binary_backward(const Array<T>& g, const Var<T>& a, const Var<T>& b, GA ga,
 
 template <class T, class F>
 Array<T> unary_forward(const Array<T>& x, F f) {
-  Array<T> out(x.shape());
+  Array<T> out = Array<T>::uninitialized(x.shape());  // every element written below
   const T* px = x.data();
   T* po = out.data();
   parallel_for(x.size(), kElementGrain, [&](int64_t i) { po[i] = f(px[i]); });
@@ -82,11 +91,15 @@ Array<T> unary_forward(const Array<T>& x, F f) {
 // dx[i] += d(g, x, y) where y = f(x) is the saved output.
 template <class T, class D>
 void unary_backward(const Array<T>& g, const Var<T>& x, const Array<T>& y, D d) {
-  T* dx = x.node()->grad_ref().data();
+  bool fresh = false;  // no gradient yet: assign
+  T* dx = x.node()->grad_for_write(&fresh).data();
   const T* px = x.value().data();
   const T* py = y.data();
   const T* pg = g.data();
-  parallel_for(g.size(), kElementGrain, [&](int64_t i) { dx[i] += d(pg[i], px[i], py[i]); });
+  if (fresh)
+    parallel_for(g.size(), kElementGrain, [&](int64_t i) { dx[i] = d(pg[i], px[i], py[i]); });
+  else
+    parallel_for(g.size(), kElementGrain, [&](int64_t i) { dx[i] += d(pg[i], px[i], py[i]); });
 }
 
 // Records a unary op whose backward needs x, y = f(x) and g.

@@ -45,12 +45,19 @@ void forward(const Dims& d, const T* x, const T* W, const T* b, T* out) {
   gemm<T>(false, false, d.R, d.N, d.K, T(1), x, d.K, W, d.N, b ? T(1) : T(0), out, d.N);
 }
 
-// Given dpre (R,N): dx += dpre W^T, dW += x^T dpre, db += colsum(dpre).
+// A gradient pointer and whether it is new (unwritten: the first contribution assigns).
 template <class T>
-void backward(const Dims& d, const T* dpre, const T* x, const T* W, T* dx, T* dW, T* db) {
+struct GradOut {
+  T* p = nullptr;
+  bool fresh = false;
+};
+
+// Given dpre (R,N): dx += dpre W^T, dW += x^T dpre (= where fresh), db += colsum(dpre).
+template <class T>
+void backward(const Dims& d, const T* dpre, const T* x, const T* W, GradOut<T> dx, GradOut<T> dW, T* db) {
   std::vector<GemmCall<T>> calls;  // both products in one parallel region
-  if (dx) calls.push_back({false, true, d.R, d.K, d.N, T(1), dpre, d.N, W, d.N, T(1), dx, d.K});
-  if (dW) calls.push_back({true, false, d.K, d.N, d.R, T(1), x, d.K, dpre, d.N, T(1), dW, d.N});
+  if (dx.p) calls.push_back({false, true, d.R, d.K, d.N, T(1), dpre, d.N, W, d.N, dx.fresh ? T(0) : T(1), dx.p, d.K});
+  if (dW.p) calls.push_back({true, false, d.K, d.N, d.R, T(1), x, d.K, dpre, d.N, dW.fresh ? T(0) : T(1), dW.p, d.N});
   gemm_group<T>(calls);
   if (db) {
     std::vector<double> acc(static_cast<size_t>(d.N), 0.0);
@@ -68,15 +75,27 @@ T* grad_of(const Var<T>& v) {
   return v.defined() && v.requires_grad() ? v.node()->grad_ref().data() : nullptr;
 }
 
+// The gradients of x and W, each written by one product: allocated unwritten when new
+// (the product assigns). When x and W are one Var both products add into zeros.
+template <class T>
+std::pair<GradOut<T>, GradOut<T>> grads_of(const Var<T>& x, const Var<T>& W) {
+  GradOut<T> dx, dW;
+  const bool alias = x.same(W);
+  if (x.requires_grad()) dx.p = alias ? x.node()->grad_ref().data() : x.node()->grad_for_write(&dx.fresh).data();
+  if (W.requires_grad()) dW.p = alias ? W.node()->grad_ref().data() : W.node()->grad_for_write(&dW.fresh).data();
+  return {dx, dW};
+}
+
 }  // namespace
 
 template <class T>
 Var<T> linear(const Var<T>& x, const Var<T>& W, const Var<T>& b) {
   const Dims d = check("linear", x, W, b);
-  Array<T> out(out_shape<T>(x.shape(), d.N));
+  Array<T> out = Array<T>::uninitialized(out_shape<T>(x.shape(), d.N));  // forward writes every row
   forward(d, x.value().data(), W.value().data(), b.defined() ? b.value().data() : nullptr, out.data());
   return record_op<T>(std::move(out), {&x, &W, &b}, [x, W, b, d](const Array<T>& g) {
-    backward(d, g.data(), x.value().data(), W.value().data(), grad_of(x), grad_of(W), grad_of(b));
+    const auto [dx, dW] = grads_of(x, W);
+    backward(d, g.data(), x.value().data(), W.value().data(), dx, dW, grad_of(b));
   });
 }
 
@@ -85,7 +104,7 @@ Var<T> linear_gelu(const Var<T>& x, const Var<T>& W, const Var<T>& b) {
   const Dims d = check("linear_gelu", x, W, b);
   auto pre = std::make_shared<Buffer<T>>(d.R * d.N);  // the pre-activation, every element written
   forward(d, x.value().data(), W.value().data(), b.defined() ? b.value().data() : nullptr, pre->data());
-  Array<T> out(out_shape<T>(x.shape(), d.N));
+  Array<T> out = Array<T>::uninitialized(out_shape<T>(x.shape(), d.N));  // every element written below
   const int64_t len = out.size(), chunk = 1 << 14;
   parallel_for((len + chunk - 1) / chunk, grain_for(8 * chunk), [&](int64_t c) {
     const int64_t lo = c * chunk;
@@ -98,7 +117,8 @@ Var<T> linear_gelu(const Var<T>& x, const Var<T>& W, const Var<T>& b) {
       const int64_t lo = c * ch;
       vm::gelu_grad_array(std::min(ch, n - lo), pre->data() + lo, g.data() + lo, dpre.data() + lo);
     });
-    backward(d, dpre.data(), x.value().data(), W.value().data(), grad_of(x), grad_of(W), grad_of(b));
+    const auto [dx, dW] = grads_of(x, W);
+    backward(d, dpre.data(), x.value().data(), W.value().data(), dx, dW, grad_of(b));
   });
 }
 

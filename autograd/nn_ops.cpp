@@ -40,7 +40,7 @@ void check_targets(const char* op, const std::vector<int32_t>& targets, int64_t 
 template <class T>
 Var<T> softmax(const Var<T>& x) {
   const int64_t C = x.shape().cols(), R = x.size() / std::max<int64_t>(C, 1);
-  Array<T> y(x.shape());
+  Array<T> y = Array<T>::uninitialized(x.shape());  // every row written below
   const T* px = x.value().data();
   T* py = y.data();
   parallel_for(R, row_grain(C), [&](int64_t r) {
@@ -62,7 +62,7 @@ Var<T> softmax(const Var<T>& x) {
 template <class T>
 Var<T> log_softmax(const Var<T>& x) {
   const int64_t C = x.shape().cols(), R = x.size() / std::max<int64_t>(C, 1);
-  Array<T> y(x.shape());
+  Array<T> y = Array<T>::uninitialized(x.shape());  // every row written below
   const T* px = x.value().data();
   T* py = y.data();
   parallel_for(R, row_grain(C), [&](int64_t r) {
@@ -129,8 +129,8 @@ Var<T> layer_norm(const Var<T>& x, const Var<T>& gamma, const Var<T>& beta, T ep
   if (gamma.size() != D || beta.size() != D)
     throw ShapeError("layer_norm: gamma " + gamma.shape().str() + " and beta " + beta.shape().str() +
                      " must have the last-axis size of x " + x.shape().str());
-  Array<T> y(x.shape());
-  auto xhat = std::make_shared<Array<T>>(x.shape());
+  Array<T> y = Array<T>::uninitialized(x.shape());  // y and xhat: every row written below
+  auto xhat = std::make_shared<Array<T>>(Array<T>::uninitialized(x.shape()));
   auto inv_std = std::make_shared<std::vector<T>>(static_cast<size_t>(R));
   const T* px = x.value().data();
   const T* pg = gamma.value().data();
@@ -222,7 +222,7 @@ Var<T> embedding(const Var<T>& table, const std::vector<int32_t>& ids, const std
       throw ValueError("embedding: id " + std::to_string(id) + " outside the table's " + std::to_string(V) + " rows");
   std::vector<int64_t> dims = out_lead;
   dims.push_back(D);
-  Array<T> out(Shape::of(dims));
+  Array<T> out = Array<T>::uninitialized(Shape::of(dims));  // every row copied below
   const T* pt = table.value().data();
   parallel_for(lead, row_grain(D), [&](int64_t r) {
     std::copy(pt + ids[static_cast<size_t>(r)] * D, pt + (ids[static_cast<size_t>(r)] + 1) * D, out.data() + r * D);
@@ -243,7 +243,7 @@ Var<T> modrelu(const Var<T>& z, const Var<T>& b) {
   const int64_t D = z.shape().cols(), R = z.size() / std::max<int64_t>(D, 1);
   if (b.size() != D)
     throw ShapeError("modrelu: bias " + b.shape().str() + " must have the last-axis size of z " + z.shape().str());
-  Array<T> out(z.shape());
+  Array<T> out = Array<T>::uninitialized(z.shape());  // every element written below
   const T* pz = z.value().data();
   const T* pb = b.value().data();
   parallel_for(R, row_grain(D), [&](int64_t r) {
@@ -276,10 +276,10 @@ template <class T>
 Var<T> dropout(const Var<T>& x, double p, Rng& rng) {
   if (p < 0 || p >= 1) throw ValueError("dropout: probability must be in [0, 1), got " + std::to_string(p));
   if (p == 0) return x;
-  auto mask = std::make_shared<Array<T>>(x.shape());
+  auto mask = std::make_shared<Array<T>>(Array<T>::uninitialized(x.shape()));  // both written in full below
   const T keep_scale = static_cast<T>(1.0 / (1.0 - p));
   for (int64_t i = 0; i < mask->size(); ++i) (*mask)[i] = rng.uniform() < p ? T(0) : keep_scale;
-  Array<T> out(x.shape());
+  Array<T> out = Array<T>::uninitialized(x.shape());
   for (int64_t i = 0; i < out.size(); ++i) out[i] = x.value()[i] * (*mask)[i];
   return record_op<T>(std::move(out), {&x}, [x, mask](const Array<T>& g) {
     T* dx = x.node()->grad_ref().data();

@@ -116,6 +116,26 @@ std::vector<OpCheck> autograd_op_checks() {
   c.push_back(make("linear_gelu", {{2, 3, 4}, {4, 5}, {5}}, "nnn", [](const Vs& x) {
     return linear_gelu(x[0], x[1], x[2]);
   }));
+  // A backward assigns a gradient nothing has flowed into yet and adds to one that
+  // exists (Node::grad_for_write): the same Var twice in one op, and a Var used by two
+  // ops in either order (the later op's backward runs first and assigns).
+  c.push_back(make("mul(x, x)", {b3}, "n", [](const Vs& x) { return mul(x[0], x[0]); }));
+  c.push_back(make("tanh(x) + x y", {b3, b3}, "nn", [](const Vs& x) {
+    const Vard t = tanh(x[0]);
+    const Vard p = mul(x[0], x[1]);
+    return add(t, p);
+  }));
+  c.push_back(make("x y + tanh(x)", {b3, b3}, "nn", [](const Vs& x) {
+    const Vard p = mul(x[0], x[1]);
+    const Vard t = tanh(x[0]);
+    return add(p, t);
+  }));
+  c.push_back(make("linear(x, x)", {{4, 4}}, "n", [](const Vs& x) { return linear(x[0], x[0], Vard()); }));
+  c.push_back(make("linear(x, W, b) + linear(x, W)", {{2, 3, 4}, {4, 5}, {5}}, "nnn", [](const Vs& x) {
+    const Vard first = linear(x[0], x[1], x[2]);
+    const Vard second = linear(x[0], x[1], Vard());
+    return add(first, second);
+  }));
   c.push_back(make("split_heads", {{2, 3, 6}}, "n", [](const Vs& x) { return split_heads(x[0], 3); }));
   c.push_back(make("merge_heads", {{6, 3, 2}}, "n", [](const Vs& x) { return merge_heads(x[0], 3); }));
   // modReLU: inputs kept away from the kinks |z| + b = 0 and z = 0.
