@@ -228,7 +228,13 @@ TEST_CASE("OSM models and expRNN memorise a 64-character string") {
     CHECK(loss < 0.1);
   }
   SUBCASE("osm_rnn") {
-    auto m = models::make_model<float>(json{{"type", "osm_rnn"}, {"group", "SO(8)"}}, 32, 1);
+    // Bounded mixing: with the paper's linear mixing (the default) this memorisation
+    // stalls near loss 2.5-2.8 for about a third of (lr, seed) pairs: 12 of 33 at lr 5e-3
+    // to 4e-2 (ASan build, 2026-12-01), and 7 of the same first 18 with the exponential
+    // plan before 67abfea. Whether seed 1 at 3e-2 converges turns on the last bits of the
+    // exponential, so a test of it is a coin toss. Bounded mixing reached below 0.003 for
+    // all 15 pairs tried (lr 1e-2, 2e-2, 3e-2; seeds 1-5).
+    auto m = models::make_model<float>(json{{"type", "osm_rnn"}, {"group", "SO(8)"}, {"mixing", "bounded"}}, 32, 1);
     const double loss = test::memorise(*m, seq, 300, 3e-2);
     INFO("final loss " << loss);
     CHECK(loss < 0.1);
