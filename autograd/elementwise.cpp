@@ -44,6 +44,16 @@ Array<T> binary_forward(const char* op, const Array<T>& a, const Array<T>& b, F 
   return out;
 }
 
+// d[i] = f(i) when the gradient buffer d is fresh (Node::grad_for_write: unwritten),
+// d[i] += f(i) otherwise; over n elements in parallel.
+template <class T, class F>
+void store_grad(T* d, bool fresh, int64_t n, F f) {
+  if (fresh)
+    parallel_for(n, kElementGrain, [&](int64_t i) { d[i] = f(i); });
+  else
+    parallel_for(n, kElementGrain, [&](int64_t i) { d[i] += f(i); });
+}
+
 // da[i] += ga(g, a, b); db[bidx(i)] += gb(g, a, b) (reduced serially over broadcast rows).
 template <class T, class GA, class GB>
 void binary_backward(const Array<T>& g, const Var<T>& a, const Var<T>& b, GA ga, GB gb) {
@@ -53,21 +63,16 @@ void binary_backward(const Array<T>& g, const Var<T>& a, const Var<T>& b, GA ga,
   const T* pb = b.value().data();
   const T* pg = g.data();
   if (a.requires_grad()) {
-    bool fresh = false;  // no gradient yet: assign (when b is a too, b's pass then adds)
+    // When b is a too, a's pass assigns a fresh gradient and b's pass then adds to it.
+    bool fresh = false;
     T* da = a.node()->grad_for_write(&fresh).data();
-    if (fresh)
-      parallel_for(n, kElementGrain, [&](int64_t i) { da[i] = ga(pg[i], pa[i], pb[bidx(k, i, cols)]); });
-    else
-      parallel_for(n, kElementGrain, [&](int64_t i) { da[i] += ga(pg[i], pa[i], pb[bidx(k, i, cols)]); });
+    store_grad(da, fresh, n, [&](int64_t i) { return ga(pg[i], pa[i], pb[bidx(k, i, cols)]); });
   }
   if (b.requires_grad()) {
     if (k == Bcast::Same) {
       bool fresh = false;
       T* db = b.node()->grad_for_write(&fresh).data();
-      if (fresh)
-        parallel_for(n, kElementGrain, [&](int64_t i) { db[i] = gb(pg[i], pa[i], pb[i]); });
-      else
-        parallel_for(n, kElementGrain, [&](int64_t i) { db[i] += gb(pg[i], pa[i], pb[i]); });
+      store_grad(db, fresh, n, [&](int64_t i) { return gb(pg[i], pa[i], pb[i]); });
     } else {
       T* db = b.node()->grad_ref().data();
       // Accumulate in double for a stable sum over many rows.
@@ -96,10 +101,7 @@ void unary_backward(const Array<T>& g, const Var<T>& x, const Array<T>& y, D d) 
   const T* px = x.value().data();
   const T* py = y.data();
   const T* pg = g.data();
-  if (fresh)
-    parallel_for(g.size(), kElementGrain, [&](int64_t i) { dx[i] = d(pg[i], px[i], py[i]); });
-  else
-    parallel_for(g.size(), kElementGrain, [&](int64_t i) { dx[i] += d(pg[i], px[i], py[i]); });
+  store_grad(dx, fresh, g.size(), [&](int64_t i) { return d(pg[i], px[i], py[i]); });
 }
 
 // Records a unary op whose backward needs x, y = f(x) and g.

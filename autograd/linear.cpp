@@ -45,13 +45,6 @@ void forward(const Dims& d, const T* x, const T* W, const T* b, T* out) {
   gemm<T>(false, false, d.R, d.N, d.K, T(1), x, d.K, W, d.N, b ? T(1) : T(0), out, d.N);
 }
 
-// A gradient pointer and whether it is new (unwritten: the first contribution assigns).
-template <class T>
-struct GradOut {
-  T* p = nullptr;
-  bool fresh = false;
-};
-
 // Given dpre (R,N): dx += dpre W^T, dW += x^T dpre (= where fresh), db += colsum(dpre).
 template <class T>
 void backward(const Dims& d, const T* dpre, const T* x, const T* W, GradOut<T> dx, GradOut<T> dW, T* db) {
@@ -75,17 +68,6 @@ T* grad_of(const Var<T>& v) {
   return v.defined() && v.requires_grad() ? v.node()->grad_ref().data() : nullptr;
 }
 
-// The gradients of x and W, each written by one product: allocated unwritten when new
-// (the product assigns). When x and W are one Var both products add into zeros.
-template <class T>
-std::pair<GradOut<T>, GradOut<T>> grads_of(const Var<T>& x, const Var<T>& W) {
-  GradOut<T> dx, dW;
-  const bool alias = x.same(W);
-  if (x.requires_grad()) dx.p = alias ? x.node()->grad_ref().data() : x.node()->grad_for_write(&dx.fresh).data();
-  if (W.requires_grad()) dW.p = alias ? W.node()->grad_ref().data() : W.node()->grad_for_write(&dW.fresh).data();
-  return {dx, dW};
-}
-
 }  // namespace
 
 template <class T>
@@ -94,7 +76,7 @@ Var<T> linear(const Var<T>& x, const Var<T>& W, const Var<T>& b) {
   Array<T> out = Array<T>::uninitialized(out_shape<T>(x.shape(), d.N));  // forward writes every row
   forward(d, x.value().data(), W.value().data(), b.defined() ? b.value().data() : nullptr, out.data());
   return record_op<T>(std::move(out), {&x, &W, &b}, [x, W, b, d](const Array<T>& g) {
-    const auto [dx, dW] = grads_of(x, W);
+    const auto [dx, dW] = grads_for_write(x, W);
     backward(d, g.data(), x.value().data(), W.value().data(), dx, dW, grad_of(b));
   });
 }
@@ -117,7 +99,7 @@ Var<T> linear_gelu(const Var<T>& x, const Var<T>& W, const Var<T>& b) {
       const int64_t lo = c * ch;
       vm::gelu_grad_array(std::min(ch, n - lo), pre->data() + lo, g.data() + lo, dpre.data() + lo);
     });
-    const auto [dx, dW] = grads_of(x, W);
+    const auto [dx, dW] = grads_for_write(x, W);
     backward(d, dpre.data(), x.value().data(), W.value().data(), dx, dW, grad_of(b));
   });
 }

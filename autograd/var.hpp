@@ -6,6 +6,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "core/array.hpp"
 
@@ -68,6 +69,30 @@ class Var {
  private:
   std::shared_ptr<Node<T>> node_;
 };
+
+// A gradient buffer for a backward that writes every element, and whether it is new:
+// p is null when the Var takes no gradient; when fresh, the first contribution must be
+// assigned (the buffer holds garbage), otherwise added.
+template <class T>
+struct GradOut {
+  T* p = nullptr;
+  bool fresh = false;
+};
+
+// The gradients of an op's two inputs a and b, each written whole by the backward.
+// When a and b are one Var their two contributions must add, so both point into one
+// zeroed buffer (never fresh); otherwise each is Node::grad_for_write's.
+template <class T>
+std::pair<GradOut<T>, GradOut<T>> grads_for_write(const Var<T>& a, const Var<T>& b) {
+  GradOut<T> da, db;
+  const bool alias = a.same(b);
+  auto one = [alias](const Var<T>& v, GradOut<T>& d) {
+    if (v.requires_grad()) d.p = alias ? v.node()->grad_ref().data() : v.node()->grad_for_write(&d.fresh).data();
+  };
+  one(a, da);
+  one(b, db);
+  return {da, db};
+}
 
 using Varf = Var<float>;
 using Vard = Var<double>;

@@ -174,18 +174,11 @@ ag::Var<T> relative_update(const Group& g, const ag::Var<T>& H, const ag::Var<T>
   return ag::record_op<T>(std::move(out), {&H, &P, &Gamma}, [&g, H, P, Gamma, sv](const Array<T>& G) {
     prof::Scope timed_b(prof::Family::SmallProducts);
     const bool mixed_b = Gamma.defined();
-    // A gradient that has not flowed in yet is written, not zeroed and added to; not
-    // when H and P are one Var, whose two contributions must add.
-    const bool alias = H.same(P);
-    bool fresh_H = false, fresh_P = false;
-    auto grad_of = [alias](const ag::Var<T>& v, bool* fresh) -> T* {
-      if (!v.requires_grad()) return nullptr;
-      return alias ? v.node()->grad_ref().data() : v.node()->grad_for_write(fresh).data();
-    };
-    T* dH = grad_of(H, &fresh_H);
-    T* dP = grad_of(P, &fresh_P);
-    backward(g, *sv, G.data(), H.value().data(), P.value().data(), mixed_b ? Gamma.value().data() : nullptr, dH, dP,
-             mixed_b && Gamma.requires_grad() ? Gamma.node()->grad_ref().data() : nullptr, fresh_H, fresh_P);
+    // A gradient that has not flowed in yet is written, not zeroed and added to
+    // (ag::grads_for_write; H and P one Var add into zeros).
+    const auto [dH, dP] = ag::grads_for_write(H, P);
+    backward(g, *sv, G.data(), H.value().data(), P.value().data(), mixed_b ? Gamma.value().data() : nullptr, dH.p, dP.p,
+             mixed_b && Gamma.requires_grad() ? Gamma.node()->grad_ref().data() : nullptr, dH.fresh, dP.fresh);
   });
 }
 
