@@ -12,6 +12,7 @@
 // iota() holds 0, 1, ..., kLanes-1; any_nan(a) says whether a lane is NaN;
 // reduce_add and reduce_max fold the lanes to one float (in an order of the
 // instruction set's choosing, so sums differ from a serial loop in the last bits).
+// AVX-512 only: transpose16 transposes a 16 x 16 matrix held as 16 row registers.
 #pragma once
 #include <cstdint>
 
@@ -64,6 +65,39 @@ inline V iota() { return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
 inline bool any_nan(V a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q) != 0; }
 inline float reduce_add(V a) { return _mm512_reduce_add_ps(a); }
 inline float reduce_max(V a) { return _mm512_reduce_max_ps(a); }
+
+// x[j] <- column j of the 16 x 16 matrix whose row i was x[i]: unpack ps, unpack pd,
+// two rounds of 128-bit lane shuffles (64 shuffles in all).
+[[gnu::always_inline]] inline void transpose16(V (&x)[16]) {
+  V y[16];
+#pragma GCC unroll 8
+  for (int i = 0; i < 16; i += 2) {
+    y[i] = _mm512_unpacklo_ps(x[i], x[i + 1]);
+    y[i + 1] = _mm512_unpackhi_ps(x[i], x[i + 1]);
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < 16; i += 4) {
+    x[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(y[i]), _mm512_castps_pd(y[i + 2])));
+    x[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(y[i]), _mm512_castps_pd(y[i + 2])));
+    x[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(y[i + 1]), _mm512_castps_pd(y[i + 3])));
+    x[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(y[i + 1]), _mm512_castps_pd(y[i + 3])));
+  }
+  // x[4q + p] now holds, in each 128-bit lane L, column 4L + p of rows 4q..4q+3.
+#pragma GCC unroll 4
+  for (int p = 0; p < 4; ++p) {
+    y[p] = _mm512_shuffle_f32x4(x[p], x[4 + p], 0x88);        // lanes 0,2 of rows 0-3 | 4-7
+    y[4 + p] = _mm512_shuffle_f32x4(x[p], x[4 + p], 0xDD);    // lanes 1,3
+    y[8 + p] = _mm512_shuffle_f32x4(x[8 + p], x[12 + p], 0x88);
+    y[12 + p] = _mm512_shuffle_f32x4(x[8 + p], x[12 + p], 0xDD);
+  }
+#pragma GCC unroll 4
+  for (int p = 0; p < 4; ++p) {
+    x[p] = _mm512_shuffle_f32x4(y[p], y[8 + p], 0x88);           // column p
+    x[8 + p] = _mm512_shuffle_f32x4(y[p], y[8 + p], 0xDD);       // column 8 + p
+    x[4 + p] = _mm512_shuffle_f32x4(y[4 + p], y[12 + p], 0x88);  // column 4 + p
+    x[12 + p] = _mm512_shuffle_f32x4(y[4 + p], y[12 + p], 0xDD); // column 12 + p
+  }
+}
 #pragma GCC diagnostic pop
 
 #elif LIEGRAD_SIMD == 256

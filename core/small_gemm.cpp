@@ -20,41 +20,15 @@ namespace {
 // GCC 12's intrinsic headers trip -Wmaybe-uninitialized on their own undefined-vector idiom.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-// out (c x r, ldo) = in^T for one tile with r, c <= 16: masked row loads, a 16 x 16
-// register transpose (unpack ps, unpack pd, two 128-bit lane shuffles), masked stores.
+// out (c x r, ldo) = in^T for one tile with r, c <= 16: masked row loads, the
+// register transpose simd::transpose16, masked stores.
 inline void transpose_tile16(int64_t r, int64_t c, const float* in, int64_t ldi, float* out, int64_t ldo) {
   const __mmask16 cm = static_cast<__mmask16>(c >= 16 ? 0xFFFF : (1u << c) - 1);
   const __mmask16 rm = static_cast<__mmask16>(r >= 16 ? 0xFFFF : (1u << r) - 1);
-  __m512 x[16], y[16];
+  __m512 x[16];
 #pragma GCC unroll 16
   for (int i = 0; i < 16; ++i) x[i] = i < r ? _mm512_maskz_loadu_ps(cm, in + i * ldi) : _mm512_setzero_ps();
-#pragma GCC unroll 8
-  for (int i = 0; i < 16; i += 2) {
-    y[i] = _mm512_unpacklo_ps(x[i], x[i + 1]);
-    y[i + 1] = _mm512_unpackhi_ps(x[i], x[i + 1]);
-  }
-#pragma GCC unroll 4
-  for (int i = 0; i < 16; i += 4) {
-    x[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(y[i]), _mm512_castps_pd(y[i + 2])));
-    x[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(y[i]), _mm512_castps_pd(y[i + 2])));
-    x[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(y[i + 1]), _mm512_castps_pd(y[i + 3])));
-    x[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(y[i + 1]), _mm512_castps_pd(y[i + 3])));
-  }
-  // x[4q + p] now holds, in each 128-bit lane L, column 4L + p of rows 4q..4q+3.
-#pragma GCC unroll 4
-  for (int p = 0; p < 4; ++p) {
-    y[p] = _mm512_shuffle_f32x4(x[p], x[4 + p], 0x88);        // lanes 0,2 of rows 0-3 | 4-7
-    y[4 + p] = _mm512_shuffle_f32x4(x[p], x[4 + p], 0xDD);    // lanes 1,3
-    y[8 + p] = _mm512_shuffle_f32x4(x[8 + p], x[12 + p], 0x88);
-    y[12 + p] = _mm512_shuffle_f32x4(x[8 + p], x[12 + p], 0xDD);
-  }
-#pragma GCC unroll 4
-  for (int p = 0; p < 4; ++p) {
-    x[p] = _mm512_shuffle_f32x4(y[p], y[8 + p], 0x88);        // column p
-    x[8 + p] = _mm512_shuffle_f32x4(y[p], y[8 + p], 0xDD);    // column 8 + p
-    x[4 + p] = _mm512_shuffle_f32x4(y[4 + p], y[12 + p], 0x88);  // column 4 + p
-    x[12 + p] = _mm512_shuffle_f32x4(y[4 + p], y[12 + p], 0xDD); // column 12 + p
-  }
+  simd::transpose16(x);
 #pragma GCC unroll 16
   for (int j = 0; j < 16; ++j)
     if (j < c) _mm512_mask_storeu_ps(out + j * ldo, rm, x[j]);

@@ -68,6 +68,10 @@ constexpr std::array<double, kNumDegrees> kTheta<float> = {1.192092800768788e-07
 
 
 #if LIEGRAD_SIMD
+// GCC 12's reduction intrinsics, inlined here, trip -Wmaybe-uninitialized on their own
+// undefined-vector idiom (core/simd.hpp silences it only where they are defined).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 // norm1 below for float and n <= NV kLanes: the column sums stay in NV registers, each
 // summed over the rows in order as in the scalar loop (the same plan, bit for bit). It
 // was a store-to-load chain through col[] plus a scalar pass, two products' time for
@@ -91,6 +95,7 @@ double norm1_registers(int64_t n, const float* A) {
   }
   return nan ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(reduce_max(best));
 }
+#pragma GCC diagnostic pop
 #endif
 
 // Max column sum of |A|, A (n, n), row by row so the inner loop is contiguous; NaN if

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/lapack.hpp"
+#include "core/skew_pack.hpp"
 #include "groups/group_impl.hpp"
 #include "groups/real_form.hpp"
 
@@ -41,23 +42,12 @@ class Orthogonal final : public TypedGroup<Orthogonal> {
 
   template <class T>
   void hat_t(const T* u, T* out, int64_t ldo) const {
-    const T c = static_cast<T>(real_form::kInvSqrt2);
-    int64_t p = 0;
-    for (int64_t i = 0; i < d_; ++i) {
-      out[i * ldo + i] = T(0);
-      for (int64_t j = i + 1; j < d_; ++j, ++p) {
-        out[i * ldo + j] = c * u[p];
-        out[j * ldo + i] = -c * u[p];
-      }
-    }
+    skew_from_upper(d_, u, static_cast<T>(real_form::kInvSqrt2), out, ldo);
   }
 
   template <class T>
   void vee_t(const T* X, int64_t ldx, T* u) const {
-    const T c = static_cast<T>(real_form::kInvSqrt2);
-    int64_t p = 0;
-    for (int64_t i = 0; i < d_; ++i)
-      for (int64_t j = i + 1; j < d_; ++j, ++p) u[p] = c * (X[i * ldx + j] - X[j * ldx + i]);
+    upper_of_skew(d_, X, ldx, static_cast<T>(real_form::kInvSqrt2), u);
   }
 
   void sample_kernel(Rng& rng, double* out, int64_t ldo) const override {

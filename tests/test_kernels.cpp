@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "core/linalg.hpp"
 #include "core/parallel.hpp"
 #include "core/rng.hpp"
+#include "core/skew_pack.hpp"
 #include "core/small_gemm.hpp"
 #include "core/vmath.hpp"
 #include "kernels/causal_softmax.hpp"
@@ -189,6 +191,44 @@ TEST_CASE("transpose_small transposes every size exactly and leaves the rest alo
         for (int64_t i = r; i < r + 2; ++i) bad += out[static_cast<size_t>(j * (r + 2) + i)] != -1.0f;
     }
   CHECK(bad == 0);
+}
+
+TEST_CASE("the skew packing maps equal their loops bit for bit, write only their entries, and invert") {
+  // d <= 16 take the AVX-512 kernels (where built), 17 and 20 the loops. Entries include
+  // +-0 and inf, whose signs a transpose-and-subtract form would get wrong (0 - 0 = +0).
+  Rng rng(31);
+  const float c = 0.70710678f;
+  auto same_bits = [](float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+  int differ = 0, touched = 0, roundtrip = 0;
+  for (int64_t d : {1, 2, 3, 5, 8, 9, 15, 16, 17, 20}) {
+    const int64_t m = d * (d - 1) / 2, ld = d + 3;
+    std::vector<float> u = normals(rng, m + 1);
+    if (m > 2) u[0] = 0.0f, u[1] = -0.0f, u[2] = INFINITY;
+    const float sentinel = 12345.0f;
+    std::vector<float> fast(static_cast<size_t>(d * ld), sentinel), loops = fast;
+    skew_from_upper(d, u.data(), c, fast.data(), ld);
+    skew_from_upper_loops(d, u.data(), c, loops.data(), ld);
+    for (size_t k = 0; k < fast.size(); ++k) differ += !same_bits(fast[k], loops[k]);
+    for (int64_t i = 0; i < d; ++i)
+      for (int64_t j = d; j < ld; ++j) touched += fast[static_cast<size_t>(i * ld + j)] != sentinel;
+
+    std::vector<float> X = normals(rng, d * ld);  // not skew: vee reads X - X^T
+    std::vector<float> v_fast(static_cast<size_t>(m + 1), sentinel), v_loops = v_fast;
+    upper_of_skew(d, X.data(), ld, c, v_fast.data());
+    upper_of_skew_loops(d, X.data(), ld, c, v_loops.data());
+    for (int64_t p = 0; p <= m; ++p) differ += !same_bits(v_fast[static_cast<size_t>(p)], v_loops[static_cast<size_t>(p)]);
+    touched += v_fast[static_cast<size_t>(m)] != sentinel;
+
+    // upper_of_skew(skew_from_upper(u)) = 2 c^2 u = u for c = 1/sqrt(2), to rounding.
+    std::vector<float> w = normals(rng, m), A(static_cast<size_t>(d * d)), back(static_cast<size_t>(m));
+    skew_from_upper(d, w.data(), c, A.data(), d);
+    upper_of_skew(d, A.data(), d, c, back.data());
+    for (int64_t p = 0; p < m; ++p)
+      roundtrip += std::abs(back[static_cast<size_t>(p)] - w[static_cast<size_t>(p)]) > 4e-7f * (1 + std::abs(w[static_cast<size_t>(p)]));
+  }
+  CHECK(differ == 0);
+  CHECK(touched == 0);
+  CHECK(roundtrip == 0);
 }
 
 TEST_CASE("vectorised exp, sigmoid, tanh and GELU agree with std:: and keep inf and NaN") {
