@@ -1,5 +1,6 @@
 // One row of a causal softmax with an ALiBi-style distance penalty, shared by the
-// fused attention kernels (causal_mha.cpp, mean_attention.cpp):
+// fused attention kernels (causal_mha.cpp, mean_attention.cpp), and mean-head
+// attention's row operations around it (below):
 //   p_j = softmax_{j<=i}(scale * s_j - slope * (i - j)),  j = 0..i.
 // Max-subtracted before exp for range safety (Press et al. 2022 for the penalty).
 // causal_softmax_row_scalar is the readable form (and the double path);
@@ -91,6 +92,88 @@ void causal_softmax_row(int64_t i, const T* s, T scale, T slope, T* p) {
   }
 #endif
   causal_softmax_row_scalar(i, s, scale, slope, p);
+}
+
+// Two row operations of mean-head attention (mean_attention.cpp) around the softmax,
+// over the causal part of a row (len = i + 1 entries):
+//   add_scaled_row:            a += c p;
+//   head_softmax_backward_row: with dot = (1/h) <p, da>, the head's softmax pullback
+//     dsk_j = p_j (da_j / h - dot) is added as ds_j += beta dsk_j, and <dsk, s> is
+//     returned (beta's gradient). inv_h = 1/h.
+// The *_scalar forms are the readable loops and the double path; for float the SIMD
+// forms run the tail under a mask (rows are mostly short of a whole vector: the scalar
+// tail loops were most of the pullback's time) and fold the sums across lanes.
+template <class T>
+void add_scaled_row_scalar(int64_t len, T c, const T* p, T* a) {
+  for (int64_t j = 0; j < len; ++j) a[j] += c * p[j];
+}
+
+template <class T>
+T head_softmax_backward_row_scalar(int64_t len, const T* p, const T* da, const T* s, T inv_h, T beta, T* ds) {
+  T dot = 0;
+  for (int64_t j = 0; j < len; ++j) dot += p[j] * da[j];
+  dot *= inv_h;
+  T part = 0;
+  for (int64_t j = 0; j < len; ++j) {
+    const T dsk = p[j] * (inv_h * da[j] - dot);
+    ds[j] += beta * dsk;
+    part += dsk * s[j];
+  }
+  return part;
+}
+
+#if LIEGRAD_SIMD
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+inline void add_scaled_row_simd(int64_t len, float c, const float* p, float* a) {
+  using namespace simd;
+  const V vc = set1(c);
+  int64_t j = 0;
+  for (; j + kLanes <= len; j += kLanes) store(a + j, fmadd(vc, load(p + j), load(a + j)));
+  if (j < len) {
+    const Mask m = tail_mask(len - j);
+    store(a + j, m, fmadd(vc, load(m, p + j), load(m, a + j)));
+  }
+}
+
+inline float head_softmax_backward_row_simd(int64_t len, const float* p, const float* da, const float* s, float inv_h,
+                                            float beta, float* ds) {
+  using namespace simd;
+  const int64_t full = len - len % kLanes;
+  const Mask tail = tail_mask(len - full);  // masked loads give 0 in the other lanes
+  V vdot = zero();
+  for (int64_t j = 0; j < full; j += kLanes) vdot = fmadd(load(p + j), load(da + j), vdot);
+  if (full < len) vdot = fmadd(load(tail, p + full), load(tail, da + full), vdot);
+  const V dot = set1(inv_h * reduce_add(vdot)), vinv_h = set1(inv_h), vbeta = set1(beta);
+  V vpart = zero();
+  const auto step = [&](const V pj, const V daj, const V sj, const V dsj) {
+    const V dsk = mul(pj, sub(mul(vinv_h, daj), dot));
+    vpart = fmadd(dsk, sj, vpart);
+    return fmadd(vbeta, dsk, dsj);
+  };
+  for (int64_t j = 0; j < full; j += kLanes) store(ds + j, step(load(p + j), load(da + j), load(s + j), load(ds + j)));
+  if (full < len)
+    store(ds + full, tail, step(load(tail, p + full), load(tail, da + full), load(tail, s + full), load(tail, ds + full)));
+  return reduce_add(vpart);
+}
+#pragma GCC diagnostic pop
+#endif
+
+template <class T>
+void add_scaled_row(int64_t len, T c, const T* p, T* a) {
+#if LIEGRAD_SIMD
+  if constexpr (std::is_same_v<T, float>) return add_scaled_row_simd(len, c, p, a);
+#endif
+  add_scaled_row_scalar(len, c, p, a);
+}
+
+template <class T>
+T head_softmax_backward_row(int64_t len, const T* p, const T* da, const T* s, T inv_h, T beta, T* ds) {
+#if LIEGRAD_SIMD
+  if constexpr (std::is_same_v<T, float>) return head_softmax_backward_row_simd(len, p, da, s, inv_h, beta, ds);
+#endif
+  return head_softmax_backward_row_scalar(len, p, da, s, inv_h, beta, ds);
 }
 
 }  // namespace liegrad::kernels

@@ -74,9 +74,7 @@ void forward(const T* X, T* out, Saved<T>& sv, const std::vector<T>& slopes, T s
         for (int64_t i = 0; i < T_; ++i) {
           T* pi = Pk + i * T_;
           causal_softmax_row(i, Sb + i * T_, bk, sl, pi);
-          T* ai = Ab + i * T_;
-#pragma omp simd
-          for (int64_t j = 0; j <= i; ++j) ai[j] += inv_h * pi[j];
+          add_scaled_row(i + 1, inv_h, pi, Ab + i * T_);
         }
       }
       causal_blocks<T>(T_, [&](int64_t i0, int64_t rows) {
@@ -119,24 +117,9 @@ void backward(const Saved<T>& sv, const T* G, const T* X, T* dX, T* dlog_beta, T
         const T bk = sv.beta[static_cast<size_t>(k)];
         const T* Pk = sv.P.data() + (b * h + k) * TT;
         double acc = 0;
-        for (int64_t i = 0; i < T_; ++i) {
-          const T* pi = Pk + i * T_;
-          const T* da = dA.data() + i * T_;
-          const T* si = Sb + i * T_;
-          T* ds = dS.data() + i * T_;
-          T dot = 0;
-#pragma omp simd reduction(+ : dot)
-          for (int64_t j = 0; j <= i; ++j) dot += pi[j] * da[j];
-          dot *= inv_h;
-          T part = 0;
-#pragma omp simd reduction(+ : part)
-          for (int64_t j = 0; j <= i; ++j) {
-            const T dsk = pi[j] * (inv_h * da[j] - dot);
-            ds[j] += bk * dsk;
-            part += dsk * si[j];
-          }
-          acc += static_cast<double>(part);
-        }
+        for (int64_t i = 0; i < T_; ++i)
+          acc += static_cast<double>(head_softmax_backward_row(i + 1, Pk + i * T_, dA.data() + i * T_, Sb + i * T_,
+                                                               inv_h, bk, dS.data() + i * T_));
         dbeta[static_cast<size_t>(t * h + k)] += acc * static_cast<double>(bk);
       }
       if (dX) {

@@ -272,6 +272,42 @@ TEST_CASE("vectorised exp, sigmoid, tanh and GELU agree with std:: and keep inf 
   CHECK(std::isnan(out[2]));
 }
 
+TEST_CASE("mean-head attention's float row operations equal the scalar forms in double, for every tail") {
+  // add_scaled_row and head_softmax_backward_row (kernels/causal_softmax.hpp), rows of
+  // every length 1..140: values, the returned <dsk, s>, and nothing written past the row.
+  Rng rng(43);
+  const float inv_h = 0.25f, beta = 1.3f, c = 0.4f;
+  double worst = 0;
+  int64_t untouched = 0, rows = 0;
+  auto close = [&](double got, double want, double scale) { worst = std::max(worst, std::abs(got - want) / scale); };
+  for (int64_t len = 1; len <= 140; ++len) {
+    std::vector<float> p = normals(rng, len), da = normals(rng, len), sv = normals(rng, len);
+    for (float& x : p) x = std::abs(x) / static_cast<float>(len);  // a probability-like row
+    std::vector<float> a = normals(rng, len + 20), ds = normals(rng, len + 20);
+    for (int64_t j = len; j < len + 20; ++j) a[static_cast<size_t>(j)] = ds[static_cast<size_t>(j)] = -1.0f;
+    std::vector<double> pd(p.begin(), p.end()), dad(da.begin(), da.end()), sd(sv.begin(), sv.end());
+    std::vector<double> ad(a.begin(), a.end()), dsd(ds.begin(), ds.end());
+    kernels::add_scaled_row<float>(len, c, p.data(), a.data());
+    kernels::add_scaled_row_scalar<double>(len, c, pd.data(), ad.data());
+    const float part = kernels::head_softmax_backward_row<float>(len, p.data(), da.data(), sv.data(), inv_h, beta, ds.data());
+    const double part_ref = kernels::head_softmax_backward_row_scalar<double>(len, pd.data(), dad.data(), sd.data(), inv_h,
+                                                                               beta, dsd.data());
+    double mag = 0;  // the size of the sums' terms, for a relative bound
+    for (int64_t j = 0; j < len; ++j) mag += std::abs(pd[static_cast<size_t>(j)] * dad[static_cast<size_t>(j)]) + 1e-3;
+    for (int64_t j = 0; j < len; ++j) {
+      close(a[static_cast<size_t>(j)], ad[static_cast<size_t>(j)], 1 + std::abs(ad[static_cast<size_t>(j)]));
+      close(ds[static_cast<size_t>(j)], dsd[static_cast<size_t>(j)], 1 + std::abs(dsd[static_cast<size_t>(j)]));
+    }
+    close(part, part_ref, 1 + mag);
+    for (int64_t j = len; j < len + 20; ++j)
+      untouched += (a[static_cast<size_t>(j)] == -1.0f) + (ds[static_cast<size_t>(j)] == -1.0f);
+    ++rows;
+  }
+  INFO("worst relative error " << worst);
+  CHECK(worst < 1e-6);
+  CHECK(untouched == 40 * rows);
+}
+
 TEST_CASE("the float causal softmax row equals the scalar form in double, for every tail and in place") {
   Rng rng(41);
   const float scale = 0.7f, slope = 0.05f;
