@@ -44,16 +44,6 @@ Array<T> binary_forward(const char* op, const Array<T>& a, const Array<T>& b, F 
   return out;
 }
 
-// d[i] = f(i) when the gradient buffer d is fresh (Node::grad_for_write: unwritten),
-// d[i] += f(i) otherwise; over n elements in parallel.
-template <class T, class F>
-void store_grad(T* d, bool fresh, int64_t n, F f) {
-  if (fresh)
-    parallel_for(n, kElementGrain, [&](int64_t i) { d[i] = f(i); });
-  else
-    parallel_for(n, kElementGrain, [&](int64_t i) { d[i] += f(i); });
-}
-
 // da[i] += ga(g, a, b); db[bidx(i)] += gb(g, a, b) (reduced serially over broadcast rows).
 template <class T, class GA, class GB>
 void binary_backward(const Array<T>& g, const Var<T>& a, const Var<T>& b, GA ga, GB gb) {

@@ -3,11 +3,13 @@
 // Softmax derivatives: dx = y * (g - <g, y>) and for log-softmax dx = g - softmax * sum(g).
 #include "autograd/nn_ops.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "autograd/tape.hpp"
 #include "core/parallel.hpp"
+#include "core/vmath.hpp"
 
 namespace liegrad::ag {
 
@@ -15,14 +17,32 @@ namespace {
 
 // Rows per thread: about kMinParallelWork element operations.
 inline int64_t row_grain(int64_t row_len) { return grain_for(row_len); }
+// The same for rows that take exponentials: a row of C logits costs about 8 C
+// element operations (maximum, shift, exp, sum; then shift, exp and scale again).
+// Counting it as C kept the readout's 4096 x 65 rows on one thread.
+inline int64_t exp_row_grain(int64_t row_len) { return grain_for(8 * row_len); }
 
-// Numerically stable log-sum-exp of a row (entries may be -inf, not all).
+// q (n) = exp(x - shift), in SIMD for float (core/vmath.hpp); q may be x.
+template <class T>
+void exp_shifted(const T* x, int64_t n, T shift, T* q) {
+  for (int64_t j = 0; j < n; ++j) q[j] = x[j] - shift;
+  vm::exp_array(n, q, q);
+}
+
+// Numerically stable log-sum-exp of a row (entries may be -inf, not all); the
+// exponentials go through a stack block so they run in SIMD.
 template <class T>
 T row_logsumexp(const T* x, int64_t n) {
   T m = -std::numeric_limits<T>::infinity();
   for (int64_t j = 0; j < n; ++j) m = std::max(m, x[j]);
+  constexpr int64_t kBlock = 256;
+  T block[kBlock];
   T s = 0;
-  for (int64_t j = 0; j < n; ++j) s += std::exp(x[j] - m);
+  for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
+    const int64_t len = std::min(kBlock, n - j0);
+    exp_shifted(x + j0, len, m, block);
+    for (int64_t j = 0; j < len; ++j) s += block[j];
+  }
   return m + std::log(s);
 }
 
@@ -43,10 +63,7 @@ Var<T> softmax(const Var<T>& x) {
   Array<T> y = Array<T>::uninitialized(x.shape());  // every row written below
   const T* px = x.value().data();
   T* py = y.data();
-  parallel_for(R, row_grain(C), [&](int64_t r) {
-    const T lse = row_logsumexp(px + r * C, C);
-    for (int64_t j = 0; j < C; ++j) py[r * C + j] = std::exp(px[r * C + j] - lse);
-  });
+  parallel_for(R, exp_row_grain(C), [&](int64_t r) { exp_shifted(px + r * C, C, row_logsumexp(px + r * C, C), py + r * C); });
   auto saved = std::make_shared<Array<T>>(y);
   return record_op<T>(std::move(y), {&x}, [x, saved, R, C](const Array<T>& g) {
     T* dx = x.node()->grad_ref().data();
@@ -65,7 +82,7 @@ Var<T> log_softmax(const Var<T>& x) {
   Array<T> y = Array<T>::uninitialized(x.shape());  // every row written below
   const T* px = x.value().data();
   T* py = y.data();
-  parallel_for(R, row_grain(C), [&](int64_t r) {
+  parallel_for(R, exp_row_grain(C), [&](int64_t r) {
     const T lse = row_logsumexp(px + r * C, C);
     for (int64_t j = 0; j < C; ++j) py[r * C + j] = px[r * C + j] - lse;
   });
@@ -73,7 +90,7 @@ Var<T> log_softmax(const Var<T>& x) {
   return record_op<T>(std::move(y), {&x}, [x, saved, R, C](const Array<T>& g) {
     T* dx = x.node()->grad_ref().data();
     const T* yy = saved->data();
-    parallel_for(R, row_grain(C), [&](int64_t r) {
+    parallel_for(R, exp_row_grain(C), [&](int64_t r) {
       T gs = 0;
       for (int64_t j = 0; j < C; ++j) gs += g[r * C + j];
       for (int64_t j = 0; j < C; ++j) dx[r * C + j] += g[r * C + j] - std::exp(yy[r * C + j]) * gs;
@@ -87,7 +104,7 @@ std::vector<double> row_nll(const Array<T>& logits, const std::vector<int32_t>& 
   check_targets("row_nll", targets, R, V);
   std::vector<double> out(static_cast<size_t>(R));
   const T* p = logits.data();
-  parallel_for(R, row_grain(V), [&](int64_t r) {
+  parallel_for(R, exp_row_grain(V), [&](int64_t r) {
     out[static_cast<size_t>(r)] =
         static_cast<double>(row_logsumexp(p + r * V, V)) - static_cast<double>(p[r * V + targets[static_cast<size_t>(r)]]);
   });
@@ -104,9 +121,9 @@ Var<T> cross_entropy(const Var<T>& logits, const std::vector<int32_t>& targets) 
   std::vector<double> nll(static_cast<size_t>(R));
   const T* p = logits.value().data();
   T* q = probs->data();
-  parallel_for(R, row_grain(V), [&](int64_t r) {
+  parallel_for(R, exp_row_grain(V), [&](int64_t r) {
     const T lse = row_logsumexp(p + r * V, V);
-    for (int64_t j = 0; j < V; ++j) q[r * V + j] = std::exp(p[r * V + j] - lse);
+    exp_shifted(p + r * V, V, lse, q + r * V);
     nll[static_cast<size_t>(r)] = static_cast<double>(lse) - static_cast<double>(p[r * V + targets[static_cast<size_t>(r)]]);
   });
   double total = 0;

@@ -130,6 +130,14 @@ std::vector<OpCheck> autograd_op_checks() {
     const Vard t = tanh(x[0]);
     return add(p, t);
   }));
+  c.push_back(make("reshape(x) + reshape(tanh(x))", {b3}, "n", [](const Vs& x) {
+    const Vard r = reshape(x[0], Shape{6, 4});
+    return add(r, reshape(tanh(x[0]), Shape{6, 4}));
+  }));
+  c.push_back(make("reshape(tanh(x)) + reshape(x)", {b3}, "n", [](const Vs& x) {
+    const Vard t = reshape(tanh(x[0]), Shape{6, 4});
+    return add(t, reshape(x[0], Shape{6, 4}));
+  }));
   c.push_back(make("linear(x, x)", {{4, 4}}, "n", [](const Vs& x) { return linear(x[0], x[0], Vard()); }));
   c.push_back(make("linear(x, W, b) + linear(x, W)", {{2, 3, 4}, {4, 5}, {5}}, "nnn", [](const Vs& x) {
     const Vard first = linear(x[0], x[1], x[2]);

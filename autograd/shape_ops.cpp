@@ -46,8 +46,10 @@ template <class T>
 Var<T> reshape(const Var<T>& x, const Shape& shape) {
   Array<T> out = x.value().reshaped(shape);
   return record_op<T>(std::move(out), {&x}, [x](const Array<T>& g) {
-    Array<T>& dx = x.node()->grad_ref();
-    for (int64_t i = 0; i < g.size(); ++i) dx[i] += g[i];
+    bool fresh = false;  // the first gradient is copied, not added to zeros
+    T* dx = x.node()->grad_for_write(&fresh).data();
+    const T* pg = g.data();
+    store_grad(dx, fresh, g.size(), [pg](int64_t i) { return pg[i]; });
   });
 }
 

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/array.hpp"
+#include "core/parallel.hpp"
 
 namespace liegrad::ag {
 
@@ -92,6 +93,17 @@ std::pair<GradOut<T>, GradOut<T>> grads_for_write(const Var<T>& a, const Var<T>&
   one(a, da);
   one(b, db);
   return {da, db};
+}
+
+// d[i] = f(i) when the gradient buffer d is fresh (Node::grad_for_write: unwritten),
+// d[i] += f(i) otherwise; over n elements, in parallel when n is large
+// (kMinParallelWork per thread).
+template <class T, class F>
+void store_grad(T* d, bool fresh, int64_t n, F f) {
+  if (fresh)
+    parallel_for(n, kMinParallelWork, [&](int64_t i) { d[i] = f(i); });
+  else
+    parallel_for(n, kMinParallelWork, [&](int64_t i) { d[i] += f(i); });
 }
 
 using Varf = Var<float>;
