@@ -554,22 +554,42 @@ void one_forward(int64_t n, const T* A, const ExpmPlan& plan, const T* a2, T* Q,
   std::copy(r, r + n2, Q);
 }
 
-// dA += L_F(A, G^T)^T, F the approximant of `plan`: the tangent program in direction
-// G^T, replaying `cache` when given (else recomputing the values, with A^2 from a2).
+// The tangent program of `plan` at A: direction(X) writes the scaled direction
+// 2^-s E into X (n,n); returns the register that holds L_F(A, E), F the approximant of
+// `plan`, replaying `cache` when given (else recomputing the values, with A^2 from a2).
+template <class T, class Direction>
+int run_tangent(Program<T>& p, int64_t n, const T* A, const ExpmPlan& plan, const T* a2, bool cached,
+                Direction direction) {
+  const double scale = std::ldexp(1.0, -plan.squarings);
+  scaled_copy(n, static_cast<T>(scale), A, p.slot(kX));
+  if (a2 && !cached) p.set_known_square(a2, static_cast<T>(scale * scale));
+  direction(static_cast<T>(scale), p.tangent(kX));
+  return run(p, plan);
+}
+
+// dA += L_F(A, G^T)^T: the tangent program in direction G^T, its result transposed.
 template <class T>
 void one_pullback(int64_t n, const T* A, const ExpmPlan& plan, const T* a2, const T* G, T* dA, T* scratch,
                   const T* cache, bool use_blas) {
   const int64_t n2 = n * n;
   Program<T> p(n, use_blas, plan.products(), scratch, scratch + kNumRegs * n2, const_cast<T*>(cache));
-  const double scale = std::ldexp(1.0, -plan.squarings);
-  scaled_copy(n, static_cast<T>(scale), A, p.slot(kX));
-  if (a2 && !cache) p.set_known_square(a2, static_cast<T>(scale * scale));
-  scaled_transpose(n, static_cast<T>(scale), G, p.tangent(kX));  // d(2^-s A) for direction G^T
-  const int r = run(p, plan);
+  const int r = run_tangent(p, n, A, plan, a2, cache != nullptr,
+                            [&](T scale, T* x) { scaled_transpose(n, scale, G, x); });  // d(2^-s A) for G^T
   T* dt = p.tangent(r == kSqA ? kSqB : kSqA);  // a register the result is not in
   transpose_into(n, p.tangent(r), dt);
 #pragma omp simd
   for (int64_t i = 0; i < n * n; ++i) dA[i] += dt[i];
+}
+
+// M = L_F(A, E), written: the tangent program in direction E, with no transposes.
+template <class T>
+void one_tangent(int64_t n, const T* A, const ExpmPlan& plan, const T* a2, const T* E, T* M, T* scratch,
+                 const T* cache, bool use_blas) {
+  const int64_t n2 = n * n;
+  Program<T> p(n, use_blas, plan.products(), scratch, scratch + kNumRegs * n2, const_cast<T*>(cache));
+  const int r = run_tangent(p, n, A, plan, a2, cache != nullptr, [&](T scale, T* x) { scaled_copy(n, scale, E, x); });
+  const T* t = p.tangent(r);
+  std::copy(t, t + n2, M);
 }
 
 // ---------------------------------------------------------------------------
@@ -700,6 +720,14 @@ void expm_one_pullback(int64_t n, const T* A, const ExpmPlan& plan, const T* G, 
 }
 
 template <class T>
+void expm_one_tangent(int64_t n, const T* A, const ExpmPlan& plan, const T* E, T* M, T* scratch, const T* cache) {
+  T* a2 = scratch + 2 * kNumRegs * n * n;
+  bool has_a2 = false;
+  if (!cache) plan_of(n, A, a2, false, &has_a2);
+  one_tangent(n, A, plan, has_a2 ? a2 : nullptr, E, M, scratch, cache, false);
+}
+
+template <class T>
 void expm_forward(int64_t N, int64_t n, const T* A, T* Q) {
   forward_impl<T>(N, n, A, Q, nullptr);
 }
@@ -728,6 +756,7 @@ ag::Var<T> expm(const ag::Var<T>& A) {
   template ExpmPlan expm_plan<T>(int64_t, const T*, T*, ExponentKind);      \
   template void expm_one_forward<T>(int64_t, const T*, const ExpmPlan&, T*, T*, T*); \
   template void expm_one_pullback<T>(int64_t, const T*, const ExpmPlan&, const T*, T*, T*, const T*); \
+  template void expm_one_tangent<T>(int64_t, const T*, const ExpmPlan&, const T*, T*, T*, const T*); \
   template void expm_forward<T>(int64_t, int64_t, const T*, T*);            \
   template void expm_pullback<T>(int64_t, int64_t, const T*, const T*, T*); \
   template ag::Var<T> expm<T>(const ag::Var<T>&);

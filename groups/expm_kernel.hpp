@@ -47,6 +47,14 @@ void expm_one_forward(int64_t n, const T* A, const ExpmPlan& plan, T* Q, T* scra
 template <class T>
 void expm_one_pullback(int64_t n, const T* A, const ExpmPlan& plan, const T* G, T* dA, T* scratch, const T* cache);
 
+// M = L(A, E) (written, not added): the derivative of the computed exp at A in the
+// direction E, by the same tangent program as expm_one_pullback, without its two
+// transposes. The pullback is dA = L(A^T, G) = L(A, G^T)^T, so a caller that can form
+// G^T directly and needs only the skew part of dA (vee(dA) = -vee(M) for E = G^T, as
+// in the fused kernels) saves both. Scratch and cache as for expm_one_pullback.
+template <class T>
+void expm_one_tangent(int64_t n, const T* A, const ExpmPlan& plan, const T* E, T* M, T* scratch, const T* cache);
+
 // Where one exponential's forward products were recorded, for its pullback.
 struct CachedExpm {
   ExpmPlan plan;

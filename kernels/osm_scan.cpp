@@ -122,7 +122,7 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* out, cons
     if (dGamma && gamma) dgam.assign(static_cast<size_t>(m * m), T(0));
     // Adjoint of the state after the current step, per lane.
     std::vector<T> dH(static_cast<size_t>(std::max<int64_t>(L, 1) * nn), T(0)), dHn(static_cast<size_t>(nn));
-    std::vector<T> dE(static_cast<size_t>(nn)), A(static_cast<size_t>(nn)), dA(static_cast<size_t>(nn));
+    std::vector<T> dEt(static_cast<size_t>(nn)), A(static_cast<size_t>(nn)), dAt(static_cast<size_t>(nn));
     std::vector<T> du(static_cast<size_t>(std::max<int64_t>(L, 1) * m)), dr(static_cast<size_t>(std::max<int64_t>(L, 1) * m));
     std::vector<T> scratch(static_cast<size_t>(expm_pullback_scratch(n)));
     for (int64_t t = T_ - 1; t >= 0; --t) {
@@ -134,17 +134,18 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* out, cons
         for (int64_t k = 0; k < nn; ++k) dHn[static_cast<size_t>(k)] = dh[k] + Gt[k];  // renorm: straight through
         const T* E = sv.E.data() + bt * nn;
         small_gemm_ld<T>(false, true, n, n, n, T(1), dHn.data(), n, E, n, T(0), dh, n);  // dH_t = dHn E^T
-        small_gemm_ld<T>(true, false, n, n, n, T(1), H, n, dHn.data(), n, T(0), dE.data(), n);
+        // dE^T = dHn^T H; A's cotangent dA = L(A^T, dE) has the transpose dAt = L(A, dE^T),
+        // and vee(dA) = -vee(dAt): no transposes (as in relative_update.cpp).
+        small_gemm_ld<T>(true, false, n, n, n, T(1), dHn.data(), n, H, n, T(0), dEt.data(), n);
         g.hat_kernel(sv.coords() + bt * m, A.data(), n);
-        std::fill(dA.begin(), dA.end(), T(0));
         {
           prof::Sub exp_time(prof::Family::ExpPullback);
-          expm_one_pullback(n, A.data(), sv.plans[static_cast<size_t>(bt)], dE.data(), dA.data(), scratch.data(),
-                            sv.cache[static_cast<size_t>(b)].data() + sv.offset[static_cast<size_t>(bt)]);
+          expm_one_tangent(n, A.data(), sv.plans[static_cast<size_t>(bt)], dEt.data(), dAt.data(), scratch.data(),
+                           sv.cache[static_cast<size_t>(b)].data() + sv.offset[static_cast<size_t>(bt)]);
         }
         T* dub = du.data() + (b - lo) * m;
-        g.vee_kernel(dA.data(), n, dub);
-        for (int64_t k = 0; k < m; ++k) dub[k] *= inv_s;
+        g.vee_kernel(dAt.data(), n, dub);
+        for (int64_t k = 0; k < m; ++k) dub[k] *= -inv_s;
       }
       const T* drows = du.data();
       if (gamma && L > 0) {

@@ -105,24 +105,26 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* H, const 
   for_chunks(N, n, [&](int64_t i0, int64_t i1, int t) {
     prof::Sub timed(prof::Family::SmallProducts);
     const int64_t C = i1 - i0;
-    std::vector<T> dE(static_cast<size_t>(nn)), A(static_cast<size_t>(nn)), dA(static_cast<size_t>(nn));
+    std::vector<T> dEt(static_cast<size_t>(nn)), A(static_cast<size_t>(nn)), dAt(static_cast<size_t>(nn));
     std::vector<T> scratch(static_cast<size_t>(expm_pullback_scratch(n)));
     std::vector<T> du(static_cast<size_t>(kChunk * m)), dr(static_cast<size_t>(kChunk * m));
     for (int64_t i = i0; i < i1; ++i) {
       const T* Gi = G + i * nn;
       const T* Ei = sv.E.data() + i * nn;
       if (dH) small_gemm_ld<T>(false, true, n, n, n, T(1), Gi, n, Ei, n, assign_dH ? T(0) : T(1), dH + i * nn, n);
-      small_gemm_ld<T>(true, false, n, n, n, T(1), H + i * nn, n, Gi, n, T(0), dE.data(), n);
+      // E's cotangent is dE = H^T G, and A's is dA = L(A^T, dE), whose transpose is
+      // dAt = L(A, dE^T) (expm_one_tangent); vee(dA) = -vee(dAt) (vee reads the skew
+      // part), so nothing is transposed: dE^T = G^T H is one product.
+      small_gemm_ld<T>(true, false, n, n, n, T(1), Gi, n, H + i * nn, n, T(0), dEt.data(), n);
       g.hat_kernel(sv.coords() + i * m, A.data(), n);
-      std::fill(dA.begin(), dA.end(), T(0));
       {
         prof::Sub exp_time(prof::Family::ExpPullback);
-        expm_one_pullback(n, A.data(), sv.plans[static_cast<size_t>(i)], dE.data(), dA.data(), scratch.data(),
-                          sv.cache[static_cast<size_t>(i / kChunk)].data() + sv.offset[static_cast<size_t>(i)]);
+        expm_one_tangent(n, A.data(), sv.plans[static_cast<size_t>(i)], dEt.data(), dAt.data(), scratch.data(),
+                         sv.cache[static_cast<size_t>(i / kChunk)].data() + sv.offset[static_cast<size_t>(i)]);
       }
       T* dui = du.data() + (i - i0) * m;
-      g.vee_kernel(dA.data(), n, dui);
-      for (int64_t k = 0; k < m; ++k) dui[k] *= inv_s;
+      g.vee_kernel(dAt.data(), n, dui);
+      for (int64_t k = 0; k < m; ++k) dui[k] *= -inv_s;
     }
     const T* drows = du.data();
     if (gamma) {

@@ -434,6 +434,42 @@ TEST_CASE_TEMPLATE("skew-symmetric exponents are planned from a bound on ||A||_2
   CHECK(fewer >= 4);
 }
 
+TEST_CASE_TEMPLATE("expm_one_tangent in direction G^T is the transpose of expm_one_pullback of G", T, double, float) {
+  // The fused kernels take A's cotangent as vee(-dAt) with dAt = L(A, dE^T) instead of
+  // vee(L(A^T, dE)) (groups/expm_kernel.hpp). Both run one tangent program, so they agree
+  // entry for entry: at every degree and with squarings, replaying a forward's cache
+  // and recomputing, for skew and general A.
+  Rng rng(17);
+  int checked = 0;
+  for (int64_t n : {3, 8, 16}) {
+    std::vector<T> scratch(static_cast<size_t>(expm_pullback_scratch(n)));
+    for (double norm : {1e-3, 0.3, 1.2, 2.9, 9.0, 40.0})
+      for (bool skew : {true, false}) {
+        const std::vector<T> A = random_batch<T>(rng, 1, n, norm, skew);
+        std::vector<T> G(static_cast<size_t>(n * n)), Gt(G.size());
+        for (auto& v : G) v = static_cast<T>(rng.normal());
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t j = 0; j < n; ++j) Gt[size_t(j * n + i)] = G[size_t(i * n + j)];
+        GrowBuffer<T> cache;
+        std::vector<T> Q(G.size());
+        const CachedExpm rec = expm_one_forward_cached<T>(n, A.data(), Q.data(), scratch.data(), cache,
+                                                          skew ? ExponentKind::Skew : ExponentKind::Unknown);
+        for (const T* c : {static_cast<const T*>(cache.data() + rec.offset), static_cast<const T*>(nullptr)}) {
+          std::vector<T> dA(G.size(), T(0)), dAt(G.size(), T(-7));
+          expm_one_pullback<T>(n, A.data(), rec.plan, G.data(), dA.data(), scratch.data(), c);
+          expm_one_tangent<T>(n, A.data(), rec.plan, Gt.data(), dAt.data(), scratch.data(), c);
+          int differ = 0;
+          for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < n; ++j) differ += dAt[size_t(j * n + i)] != dA[size_t(i * n + j)];
+          INFO("n " << n << ", ||A||_1 " << norm << (skew ? " skew" : " general") << (c ? ", replayed" : ", recomputed"));
+          CHECK(differ == 0);
+          ++checked;
+        }
+      }
+  }
+  CHECK(checked == 72);
+}
+
 TEST_CASE("the float plan's 1-norm: every size and column, at the top threshold, NaN and inf") {
   // One nonzero entry (of either sign) decides ||A||_1, so the plan is known exactly: T_18
   // without squaring up to theta_18 (float), one squaring just above it. Sizes cover
