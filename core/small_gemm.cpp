@@ -210,16 +210,32 @@ void gemm_rows(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int
 // showed the spill moves between the FMAs, and this kernel took a 16 x 16 x 16 product
 // from about 100 to about 60 ns on one core (docs/performance.md). Each element sums
 // over k in the same order as the general kernel, so results are bit-identical.
-template <bool TA>
+//
+// TB (op(B) = B^T): the rows of B are loaded and transposed in registers
+// (simd::transpose16), so the 16 rows of B^T and the 16 accumulators fill the 32
+// registers and each broadcast of A comes from memory; the same sums, in the same order,
+// as transposing B to memory first.
+template <bool TA, bool TB = false>
 void product16(const float* A, const float* B, float* C, int64_t ldc, float alpha, float beta) {
   V acc[16];
 #pragma GCC unroll 16
   for (int r = 0; r < 16; ++r) acc[r] = simd::zero();
+  if constexpr (TB) {
+    V bt[16];
 #pragma GCC unroll 16
-  for (int k = 0; k < 16; ++k) {
-    const V b = simd::load(B + 16 * k);
+    for (int k = 0; k < 16; ++k) bt[k] = simd::load(B + 16 * k);
+    simd::transpose16(bt);  // bt[k] = row k of B^T
 #pragma GCC unroll 16
-    for (int r = 0; r < 16; ++r) acc[r] = simd::fmadd(simd::set1(TA ? A[16 * k + r] : A[16 * r + k]), b, acc[r]);
+    for (int k = 0; k < 16; ++k)
+#pragma GCC unroll 16
+      for (int r = 0; r < 16; ++r) acc[r] = simd::fmadd(simd::set1(TA ? A[16 * k + r] : A[16 * r + k]), bt[k], acc[r]);
+  } else {
+#pragma GCC unroll 16
+    for (int k = 0; k < 16; ++k) {
+      const V b = simd::load(B + 16 * k);
+#pragma GCC unroll 16
+      for (int r = 0; r < 16; ++r) acc[r] = simd::fmadd(simd::set1(TA ? A[16 * k + r] : A[16 * r + k]), b, acc[r]);
+    }
   }
   const V va = simd::set1(alpha), vb = simd::set1(beta);
 #pragma GCC unroll 16
@@ -267,16 +283,10 @@ void sgemm_small(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
   }
 #if defined(__AVX512F__)
   if (M == 16 && N == 16 && K == 16 && lda == 16 && ldb == 16) {
-    const float* b = B;
-    alignas(64) float bt[16 * 16];
-    if (tb) {
-      transpose_small(16, 16, B, 16, bt, 16);
-      b = bt;
-    }
     if (ta)
-      product16<true>(A, b, C, ldc, alpha, beta);
+      tb ? product16<true, true>(A, B, C, ldc, alpha, beta) : product16<true>(A, B, C, ldc, alpha, beta);
     else
-      product16<false>(A, b, C, ldc, alpha, beta);
+      tb ? product16<false, true>(A, B, C, ldc, alpha, beta) : product16<false>(A, B, C, ldc, alpha, beta);
     return;
   }
 #endif
