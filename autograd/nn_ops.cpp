@@ -227,8 +227,10 @@ Var<T> layer_norm(const Var<T>& x, const Var<T>& gamma, const Var<T>& beta, T ep
 
 template <class T>
 Var<T> embedding(const Var<T>& table, const std::vector<int32_t>& ids, const std::vector<int64_t>& out_lead) {
-  require_ndim("embedding", table.shape(), 2, 2);
-  const int64_t V = table.shape()[0], D = table.shape()[1];
+  const Shape& ts = table.shape();
+  if (ts.ndim < 2)
+    throw ShapeError("embedding: the table must have rows (V,...) of at least one axis, got " + ts.str());
+  const int64_t V = ts[0], D = table.size() / std::max<int64_t>(V, 1);
   int64_t lead = 1;
   for (int64_t v : out_lead) lead *= v;
   if (lead != static_cast<int64_t>(ids.size()))
@@ -238,7 +240,7 @@ Var<T> embedding(const Var<T>& table, const std::vector<int32_t>& ids, const std
     if (id < 0 || id >= V)
       throw ValueError("embedding: id " + std::to_string(id) + " outside the table's " + std::to_string(V) + " rows");
   std::vector<int64_t> dims = out_lead;
-  dims.push_back(D);
+  for (int k = 1; k < ts.ndim; ++k) dims.push_back(ts[k]);
   Array<T> out = Array<T>::uninitialized(Shape::of(dims));  // every row copied below
   const T* pt = table.value().data();
   parallel_for(lead, row_grain(D), [&](int64_t r) {
@@ -246,12 +248,18 @@ Var<T> embedding(const Var<T>& table, const std::vector<int32_t>& ids, const std
   });
   return record_op<T>(std::move(out), {&table}, [table, ids, D](const Array<T>& g) {
     T* dt = table.node()->grad_ref().data();
-    // Serial scatter-add: repeated ids would race under a parallel loop over rows.
-    for (size_t r = 0; r < ids.size(); ++r) {
-      T* row = dt + ids[r] * D;
-      const T* gr = g.data() + static_cast<int64_t>(r) * D;
-      for (int64_t j = 0; j < D; ++j) row[j] += gr[j];
-    }
+    // Scatter-add: repeated ids would race under a parallel loop over rows, so the
+    // threads split the columns instead (blocks of kColumns), each running all rows.
+    constexpr int64_t kColumns = 16;
+    const int64_t blocks = (D + kColumns - 1) / kColumns, rows = static_cast<int64_t>(ids.size());
+    parallel_for(blocks, grain_for(rows * kColumns), [&](int64_t blk) {
+      const int64_t j0 = blk * kColumns, j1 = std::min(D, j0 + kColumns);
+      for (int64_t r = 0; r < rows; ++r) {
+        T* row = dt + ids[static_cast<size_t>(r)] * D;
+        const T* gr = g.data() + r * D;
+        for (int64_t j = j0; j < j1; ++j) row[j] += gr[j];
+      }
+    });
   });
 }
 

@@ -28,8 +28,10 @@ std::vector<double> row_nll(const Array<T>& logits, const std::vector<int32_t>& 
 template <class T>
 Var<T> layer_norm(const Var<T>& x, const Var<T>& gamma, const Var<T>& beta, T eps = T(1e-5));
 
-// Rows of table (V,D) picked by ids: out has shape out_lead + (D), where out_lead is
-// the leading shape of the ids (e.g. (B,T)); ids in [0, V).
+// Rows of table (V,...) picked by ids: out has shape out_lead + the table's trailing
+// axes (a (V,D) table gives out_lead + (D); a (V,n,n) table of group elements gives
+// out_lead + (n,n)), where out_lead is the leading shape of the ids (e.g. (B,T)); ids
+// in [0, V).
 template <class T>
 Var<T> embedding(const Var<T>& table, const std::vector<int32_t>& ids, const std::vector<int64_t>& out_lead);
 

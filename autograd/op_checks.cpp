@@ -102,6 +102,9 @@ std::vector<OpCheck> autograd_op_checks() {
   c.push_back(make("layer_norm", {{2, 3, 6}, {6}, {6}}, "nnn",
                    [](const Vs& x) { return layer_norm(x[0], x[1], x[2], 1e-5); }));
   c.push_back(make("embedding", {{7, 4}}, "n", [](const Vs& x) { return embedding(x[0], ids(6, 7), {2, 3}); }));
+  // A table of matrices (6,3,7) gives (8,3,7); 8 ids over 6 rows repeat two, and 21
+  // columns span two of the backward's column blocks.
+  c.push_back(make("embedding (V,3,7) table", {{6, 3, 7}}, "n", [](const Vs& x) { return embedding(x[0], ids(8, 6), {8}); }));
   // Attention scores (followed by softmax so every output is finite).
   const std::vector<double> slopes = {0.5, 0.25, 0.125};
   c.push_back(make("causal_attention_scores(shared)+softmax", {{2, 5, 5}, {3}}, "nn", [slopes](const Vs& x) {

@@ -60,7 +60,7 @@ ag::Var<T> OsmRnn<T>::encode(const std::vector<int32_t>& inputs, int64_t B, int6
   std::vector<int32_t> ids;
   if (dropout_.active()) {
     const int64_t N = B * T_;
-    table = reshape(dropout_.apply(embedding(reshape(table, Shape{this->V_, n * n}), inputs, {N})), Shape{N, n, n});
+    table = dropout_.apply(embedding(table, inputs, {N}));  // (N,n,n)
     ids.resize(static_cast<size_t>(N));
     for (int64_t i = 0; i < N; ++i) ids[static_cast<size_t>(i)] = static_cast<int32_t>(i);
   }

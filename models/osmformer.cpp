@@ -52,7 +52,7 @@ template <class T>
 ag::Var<T> OsmFormer<T>::encode(const std::vector<int32_t>& inputs, int64_t B, int64_t T_) {
   using namespace ag;
   const groups::Group& g = *cfg_.group;
-  const int64_t n = g.n(), V = this->V_, N = B * T_;
+  const int64_t N = B * T_;
   const int h = static_cast<int>(heads_);
   if (static_cast<int64_t>(inputs.size()) != N)
     throw ShapeError("osmformer: " + std::to_string(inputs.size()) + " inputs for a (" + std::to_string(B) + "," +
@@ -60,8 +60,7 @@ ag::Var<T> OsmFormer<T>::encode(const std::vector<int32_t>& inputs, int64_t B, i
   std::vector<T> slopes;
   if (alibi_)
     for (double s : alibi_slopes(h)) slopes.push_back(static_cast<T>(s));
-  Var<T> table = reshape(embed_.elements(), Shape{V, n * n});
-  Var<T> M = reshape(embedding(table, inputs, {N}), Shape{N, n, n});  // token elements (B*T,n,n)
+  Var<T> M = embedding(embed_.elements(), inputs, {N});  // token elements (B*T,n,n)
   Var<T> H = M;
   const T s_real = static_cast<T>(g.real_scale());
   for (const Layer& layer : blocks_) {
