@@ -26,12 +26,26 @@ Bcast broadcast_kind(const char* op, const Shape& a, const Shape& b) {
                    ")");
 }
 
-// Index into b for element i of a.
-inline int64_t bidx(Bcast k, int64_t i, int64_t cols) {
-  return k == Bcast::Same ? i : (k == Bcast::Scalar ? 0 : i % cols);
+// Runs body(i, j) for every element i of a (n elements, rows of `cols`) with j the
+// element of b it meets: i itself, 0, or i's column. Row broadcasts loop over rows and
+// columns, so no index is divided; the order is i = 0, 1, ... within each thread, and
+// serially (parallel = false) the order of a plain loop over i.
+template <class Body>
+void for_each_pair(Bcast k, int64_t n, int64_t cols, bool parallel, Body&& body) {
+  if (n == 0) return;  // (and a row broadcast over zero columns has no rows to divide)
+  const int64_t grain = parallel ? kElementGrain : n + 1;
+  switch (k) {
+    case Bcast::Same: parallel_for(n, grain, [&](int64_t i) { body(i, i); }); break;
+    case Bcast::Scalar: parallel_for(n, grain, [&](int64_t i) { body(i, int64_t(0)); }); break;
+    case Bcast::Row:
+      parallel_for(n / cols, parallel ? grain_for(cols) : n + 1, [&](int64_t r) {
+        for (int64_t c = 0; c < cols; ++c) body(r * cols + c, c);
+      });
+      break;
+  }
 }
 
-// out[i] = f(a[i], b[bidx(i)])
+// out[i] = f(a[i], b[j(i)])
 template <class T, class F>
 Array<T> binary_forward(const char* op, const Array<T>& a, const Array<T>& b, F f) {
   const Bcast k = broadcast_kind(op, a.shape(), b.shape());
@@ -40,11 +54,11 @@ Array<T> binary_forward(const char* op, const Array<T>& a, const Array<T>& b, F 
   const T* pa = a.data();
   const T* pb = b.data();
   T* po = out.data();
-  parallel_for(n, kElementGrain, [&](int64_t i) { po[i] = f(pa[i], pb[bidx(k, i, cols)]); });
+  for_each_pair(k, n, cols, true, [&](int64_t i, int64_t j) { po[i] = f(pa[i], pb[j]); });
   return out;
 }
 
-// da[i] += ga(g, a, b); db[bidx(i)] += gb(g, a, b) (reduced serially over broadcast rows).
+// da[i] += ga(g, a, b); db[j(i)] += gb(g, a, b) (reduced serially over broadcast rows).
 template <class T, class GA, class GB>
 void binary_backward(const Array<T>& g, const Var<T>& a, const Var<T>& b, GA ga, GB gb) {
   const Bcast k = broadcast_kind("backward", a.shape(), b.shape());
@@ -56,7 +70,10 @@ void binary_backward(const Array<T>& g, const Var<T>& a, const Var<T>& b, GA ga,
     // When b is a too, a's pass assigns a fresh gradient and b's pass then adds to it.
     bool fresh = false;
     T* da = a.node()->grad_for_write(&fresh).data();
-    store_grad(da, fresh, n, [&](int64_t i) { return ga(pg[i], pa[i], pb[bidx(k, i, cols)]); });
+    if (fresh)
+      for_each_pair(k, n, cols, true, [&](int64_t i, int64_t j) { da[i] = ga(pg[i], pa[i], pb[j]); });
+    else
+      for_each_pair(k, n, cols, true, [&](int64_t i, int64_t j) { da[i] += ga(pg[i], pa[i], pb[j]); });
   }
   if (b.requires_grad()) {
     if (k == Bcast::Same) {
@@ -68,7 +85,8 @@ void binary_backward(const Array<T>& g, const Var<T>& a, const Var<T>& b, GA ga,
       // Accumulate in double for a stable sum over many rows.
       const int64_t width = k == Bcast::Scalar ? 1 : cols;
       std::vector<double> acc(static_cast<size_t>(width), 0.0);
-      for (int64_t i = 0; i < n; ++i) acc[static_cast<size_t>(bidx(k, i, cols))] += gb(pg[i], pa[i], pb[bidx(k, i, cols)]);
+      for_each_pair(k, n, cols, false,
+                    [&](int64_t i, int64_t j) { acc[static_cast<size_t>(j)] += gb(pg[i], pa[i], pb[j]); });
       for (int64_t j = 0; j < width; ++j) db[j] += static_cast<T>(acc[static_cast<size_t>(j)]);
     }
   }
