@@ -63,7 +63,7 @@ void forward(const Group& g, Saved<T>& sv, const T* table, const T* gammaT, T* o
     prof::Sub timed(prof::Family::SmallProducts);
     std::vector<T> R(static_cast<size_t>(nn)), A(static_cast<size_t>(nn)), rt(static_cast<size_t>(m)),
         tmp(static_cast<size_t>(2 * nn)), scratch(static_cast<size_t>(expm_forward_scratch(n)));
-    for (int64_t b = lo; b < hi; ++b) sv.cache[static_cast<size_t>(b)].reserve(T_ * 4 * nn);
+    for (int64_t b = lo; b < hi; ++b) sv.cache[static_cast<size_t>(b)].reserve(T_ * kReservedCachedProducts * nn);
     for (int64_t t = 0; t < T_; ++t) {
       for (int64_t b = lo; b < hi; ++b) {
         const int64_t bt = b * T_ + t;

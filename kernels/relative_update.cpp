@@ -81,7 +81,7 @@ void forward(const Group& g, int64_t N, const T* H, const T* P, const T* gammaT,
                        sv.u.data() + i0 * m, m);
     }
     GrowBuffer<T>& cache = sv.cache[static_cast<size_t>(i0 / kChunk)];
-    cache.reserve((i1 - i0) * 4 * nn);
+    cache.reserve((i1 - i0) * kReservedCachedProducts * nn);
     for (int64_t i = i0; i < i1; ++i) {
       g.hat_kernel(sv.coords() + i * m, R.data(), n);  // A
       T* E = sv.E.data() + i * nn;
