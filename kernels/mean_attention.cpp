@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <type_traits>
 
 #include "kernels/causal_softmax.hpp"
 #include "autograd/tape.hpp"
 #include "core/buffer.hpp"
+#include "core/fp_mode.hpp"
 #include "core/parallel.hpp"
 #include "core/profile.hpp"
 #include "core/small_gemm.hpp"
@@ -57,6 +59,7 @@ void forward(const T* X, T* out, Saved<T>& sv, const std::vector<T>& slopes, T s
   const T inv_h = T(1) / static_cast<T>(h);
 #pragma omp parallel if (go_parallel(B, T_, D))
   {
+    const FlushSubnormals ftz(std::is_same_v<T, float>);  // float only; core/fp_mode.hpp says why
     std::vector<T> Xt(static_cast<size_t>(D * T_));
 #pragma omp for schedule(dynamic, 1)
     for (int64_t b = 0; b < B; ++b) {
@@ -92,6 +95,7 @@ void backward(const Saved<T>& sv, const T* G, const T* X, T* dX, T* dlog_beta, T
   std::vector<double> dbeta(static_cast<size_t>(threads * h), 0.0);
 #pragma omp parallel if (threads > 1)
   {
+    const FlushSubnormals ftz(std::is_same_v<T, float>);  // float only; core/fp_mode.hpp says why
     const int t = omp_get_thread_num();
     std::vector<T> Xt(static_cast<size_t>(D * T_)), dA(static_cast<size_t>(TT)), dS(static_cast<size_t>(TT));
 #pragma omp for schedule(dynamic, 1)

@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <utility>
 #include <vector>
 
 #include "core/blas_core.hpp"
+#include "core/fp_mode.hpp"
 #include "core/linalg.hpp"
 #include "core/parallel.hpp"
 #include "core/rng.hpp"
@@ -229,6 +231,35 @@ TEST_CASE("the skew packing maps equal their loops bit for bit, write only their
   CHECK(differ == 0);
   CHECK(touched == 0);
   CHECK(roundtrip == 0);
+}
+
+TEST_CASE("FlushSubnormals flushes subnormal floats in its scope only, and restores the mode") {
+#if LIEGRAD_HAS_MXCSR
+  volatile float tiny = 1e-30f, small = 1e-10f;  // volatile: computed at run time
+  // The control bits of MXCSR, without the six sticky exception flags (bits 0-5).
+  const auto mode = [] { return _mm_getcsr() & ~0x3Fu; };
+  const unsigned before = mode();
+  {
+    const FlushSubnormals flush;
+    volatile float r = tiny * small;  // 1e-40 is subnormal: flushed to 0
+    CHECK(r == 0.0f);
+    volatile float sub = std::numeric_limits<float>::denorm_min();
+    volatile float read = sub * 2.0f;  // a subnormal input reads as 0
+    CHECK(read == 0.0f);
+  }
+  CHECK(mode() == before);
+  volatile float r = tiny * small;
+  CHECK(r > 0.0f);
+  CHECK(r < std::numeric_limits<float>::min());
+  {
+    const FlushSubnormals off(false);  // off: the mode is left alone
+    volatile float r2 = tiny * small;
+    CHECK(r2 > 0.0f);
+  }
+  CHECK(mode() == before);
+#else
+  MESSAGE("no MXCSR on this target: FlushSubnormals is a no-op");
+#endif
 }
 
 TEST_CASE("vectorised exp, sigmoid, tanh and GELU agree with std:: and keep inf and NaN") {
