@@ -711,20 +711,25 @@ void expm_one_forward(int64_t n, const T* A, const ExpmPlan& plan, T* Q, T* scra
   one_forward(n, A, plan, plan.known_square ? scratch + kNumRegs * n * n : nullptr, Q, scratch, cache, false);
 }
 
+// For a tangent program without a cache: A^2 recomputed into the pullback scratch when
+// the plan takes it (else null); with a cache the values are replayed and A^2 unused.
 template <class T>
-void expm_one_pullback(int64_t n, const T* A, const ExpmPlan& plan, const T* G, T* dA, T* scratch, const T* cache) {
+const T* square_for_tangent(int64_t n, const T* A, T* scratch, const T* cache) {
+  if (cache) return nullptr;
   T* a2 = scratch + 2 * kNumRegs * n * n;
   bool has_a2 = false;
-  if (!cache) plan_of(n, A, a2, false, &has_a2);
-  one_pullback(n, A, plan, has_a2 ? a2 : nullptr, G, dA, scratch, cache, false);
+  plan_of(n, A, a2, false, &has_a2);
+  return has_a2 ? a2 : nullptr;
+}
+
+template <class T>
+void expm_one_pullback(int64_t n, const T* A, const ExpmPlan& plan, const T* G, T* dA, T* scratch, const T* cache) {
+  one_pullback(n, A, plan, square_for_tangent(n, A, scratch, cache), G, dA, scratch, cache, false);
 }
 
 template <class T>
 void expm_one_tangent(int64_t n, const T* A, const ExpmPlan& plan, const T* E, T* M, T* scratch, const T* cache) {
-  T* a2 = scratch + 2 * kNumRegs * n * n;
-  bool has_a2 = false;
-  if (!cache) plan_of(n, A, a2, false, &has_a2);
-  one_tangent(n, A, plan, has_a2 ? a2 : nullptr, E, M, scratch, cache, false);
+  one_tangent(n, A, plan, square_for_tangent(n, A, scratch, cache), E, M, scratch, cache, false);
 }
 
 template <class T>
