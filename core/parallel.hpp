@@ -25,6 +25,8 @@ inline constexpr int64_t kMinParallelFlops = int64_t(1) << 24;
 
 // The min_per_thread for parallel_for when each iteration costs `work` element operations.
 inline int64_t grain_for(int64_t work) { return work >= kMinParallelWork ? 1 : kMinParallelWork / (work < 1 ? 1 : work); }
+// The same for iterations that each touch one n x n matrix (element-wise group maps).
+inline int64_t grain_for_matrices(int64_t n) { return grain_for(n * n); }
 // The same for iterations of `flops` floating-point operations.
 inline int64_t grain_for_flops(int64_t flops) {
   const int64_t per_thread = kMinParallelFlops / 2;

@@ -33,9 +33,6 @@ void require_group_size(const char* what, int64_t d, int64_t n_per_d) {
 
 namespace {
 
-// OpenMP grain: about 4096 matrix entries per thread at least.
-int64_t grain(int64_t n) { return grain_for(n * n); }
-
 std::string dims_str(int64_t n) { return "(" + std::to_string(n) + "," + std::to_string(n) + ")"; }
 
 // Number of matrices in X, which must be (n,n) or (N,n,n).
@@ -56,7 +53,7 @@ Array<T> Group::project(const Array<T>& X) const {
   Array<T> out(X.shape());
   const T* px = X.data();
   T* po = out.data();
-  parallel_for(N, grain(n()), [&](int64_t b) { project_kernel(px + b * nn, n(), po + b * nn, n()); });
+  parallel_for(N, grain_for_matrices(n()), [&](int64_t b) { project_kernel(px + b * nn, n(), po + b * nn, n()); });
   return out;
 }
 
@@ -71,7 +68,7 @@ Array<T> Group::hat(const Array<T>& u) const {
   Array<T> out(s.ndim == 2 ? Shape{N, n(), n()} : Shape{n(), n()});
   const T* pu = u.data();
   T* po = out.data();
-  parallel_for(N, grain(n()), [&](int64_t b) { hat_kernel(pu + b * m, po + b * nn, n()); });
+  parallel_for(N, grain_for_matrices(n()), [&](int64_t b) { hat_kernel(pu + b * m, po + b * nn, n()); });
   return out;
 }
 
@@ -81,7 +78,7 @@ Array<T> Group::vee(const Array<T>& A) const {
   Array<T> out(A.ndim() == 3 ? Shape{N, m} : Shape{m});
   const T* pa = A.data();
   T* po = out.data();
-  parallel_for(N, grain(n()), [&](int64_t b) { vee_kernel(pa + b * nn, n(), po + b * m); });
+  parallel_for(N, grain_for_matrices(n()), [&](int64_t b) { vee_kernel(pa + b * nn, n(), po + b * m); });
   return out;
 }
 
@@ -121,7 +118,7 @@ Array<T> Group::inverse(const Array<T>& X) const {
   Array<T> out(X.shape());
   const T* px = X.data();
   T* po = out.data();
-  parallel_for(N, grain(k), [&](int64_t b) {
+  parallel_for(N, grain_for_matrices(k), [&](int64_t b) {
     for (int64_t i = 0; i < k; ++i)
       for (int64_t j = 0; j < k; ++j) po[b * nn + j * k + i] = px[b * nn + i * k + j];
   });

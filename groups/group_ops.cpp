@@ -16,8 +16,6 @@ namespace liegrad::groups {
 
 namespace {
 
-int64_t grain(int64_t n) { return grain_for(n * n); }
-
 std::string nn_str(int64_t n) { return "(" + std::to_string(n) + "," + std::to_string(n) + ")"; }
 
 // Number of matrices in X, which must be (n,n) or (N,n,n) (or exactly 3-D when batch_only).
@@ -38,13 +36,13 @@ int64_t matrices(const Group& g, const char* op, const Shape& s, bool batch_only
 template <class T>
 void project_forward(const Group& g, int64_t N, const T* X, T* out) {
   const int64_t n = g.n(), nn = n * n;
-  parallel_for(N, grain(n), [&](int64_t b) { g.project_kernel(X + b * nn, n, out + b * nn, n); });
+  parallel_for(N, grain_for_matrices(n), [&](int64_t b) { g.project_kernel(X + b * nn, n, out + b * nn, n); });
 }
 
 template <class T>
 void project_backward(const Group& g, int64_t N, const T* dout, T* dX) {
   const int64_t n = g.n(), nn = n * n;
-  parallel_for(N, grain(n), [&](int64_t b) {
+  parallel_for(N, grain_for_matrices(n), [&](int64_t b) {
     std::vector<T> tmp(static_cast<size_t>(nn));
     g.project_kernel(dout + b * nn, n, tmp.data(), n);
     for (int64_t i = 0; i < nn; ++i) dX[b * nn + i] += tmp[static_cast<size_t>(i)];
@@ -54,14 +52,14 @@ void project_backward(const Group& g, int64_t N, const T* dout, T* dX) {
 template <class T>
 void hat_forward(const Group& g, int64_t N, const T* u, T* out) {
   const int64_t n = g.n(), nn = n * n, m = g.dim();
-  parallel_for(N, grain(n), [&](int64_t b) { g.hat_kernel(u + b * m, out + b * nn, n); });
+  parallel_for(N, grain_for_matrices(n), [&](int64_t b) { g.hat_kernel(u + b * m, out + b * nn, n); });
 }
 
 template <class T>
 void hat_backward(const Group& g, int64_t N, const T* dout, T* du) {
   const int64_t n = g.n(), nn = n * n, m = g.dim();
   const T inv_s = static_cast<T>(1.0 / g.real_scale());
-  parallel_for(N, grain(n), [&](int64_t b) {
+  parallel_for(N, grain_for_matrices(n), [&](int64_t b) {
     std::vector<T> tmp(static_cast<size_t>(m));
     g.vee_kernel(dout + b * nn, n, tmp.data());
     for (int64_t k = 0; k < m; ++k) du[b * m + k] += inv_s * tmp[static_cast<size_t>(k)];
@@ -71,14 +69,14 @@ void hat_backward(const Group& g, int64_t N, const T* dout, T* du) {
 template <class T>
 void vee_forward(const Group& g, int64_t N, const T* A, T* u) {
   const int64_t n = g.n(), nn = n * n, m = g.dim();
-  parallel_for(N, grain(n), [&](int64_t b) { g.vee_kernel(A + b * nn, n, u + b * m); });
+  parallel_for(N, grain_for_matrices(n), [&](int64_t b) { g.vee_kernel(A + b * nn, n, u + b * m); });
 }
 
 template <class T>
 void vee_backward(const Group& g, int64_t N, const T* du, T* dA) {
   const int64_t n = g.n(), nn = n * n, m = g.dim();
   const T s = static_cast<T>(g.real_scale());
-  parallel_for(N, grain(n), [&](int64_t b) {
+  parallel_for(N, grain_for_matrices(n), [&](int64_t b) {
     std::vector<T> tmp(static_cast<size_t>(nn));
     g.hat_kernel(du + b * m, tmp.data(), n);
     for (int64_t i = 0; i < nn; ++i) dA[b * nn + i] += s * tmp[static_cast<size_t>(i)];
