@@ -64,6 +64,15 @@ def describe(r):
         fmt(r, "test_bpc_at_best"), paper)
 
 
+def partial_evidence(label, sides):
+    """One comparison's line while a side has no finished run: what the other side has so far."""
+    done = ["%s %s" % (name, describe(r)) for name, r in sides if r]
+    missing = [name for name, r in sides if not r]
+    if not done:
+        return "%s: not yet run." % label
+    return "%s: %s; %s not yet run." % (label, "; ".join(done), " and ".join(missing))
+
+
 def verdict(flags):
     if not flags:
         return "not yet run"
@@ -78,7 +87,7 @@ def claim_osmformer(tables):
         s = tables.get(t)
         (o, o_final), (tr, t_final) = family_row(s, "osmformer"), family_row(s, "transformer")
         if not (o and tr):
-            ev.append("%s: not yet run." % label)
+            ev.append(partial_evidence(label, (("OSMFormer", o), ("transformer", tr))))
             complete = False
             continue
         d, txt = compare(o, tr)
@@ -97,7 +106,7 @@ def claim_rnn(tables):
     s = tables.get("recurrent_long")
     o, l = model_row(s, "osm-rnn-linear"), model_row(s, "lstm")
     if not (o and l):
-        return "not yet run", ["recurrent_long: not yet run."]
+        return "not yet run", [partial_evidence("recurrent_long", (("OSM-RNN", o), ("LSTM", l)))]
     d, txt = compare(o, l)
     ev = ["OSM-RNN, linear mixing (the paper's) %s against LSTM %s; difference %s." % (describe(o), describe(l), txt)]
     b = model_row(s, "osm-rnn-bounded")

@@ -160,6 +160,13 @@ def pm(m, s, n):
     return "%.3f" % m
 
 
+
+def wall_time_text(walls):
+    """'2.5 h for 1 run (9108 s)' or '10.1 h for 6 runs (2234-12259 s each)'."""
+    if len(walls) == 1:
+        return "%.1f h for 1 run (%.0f s)" % (walls[0] / 3600, walls[0])
+    return "%.1f h for %d runs (%.0f-%.0f s each)" % (sum(walls) / 3600, len(walls), min(walls), max(walls))
+
 def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max_grad_norm):
     """Writes results/TABLE.json, TABLE.md and TABLE-convergence.svg once a run has finished;
     returns the paths written."""
@@ -237,8 +244,7 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
              "Wall time: %s. The runs share a 2-core machine with other work, so their own tokens/s and wall "
              "times measure the load as much as the model; `time at bench speed` is the tokens a run trained "
              "at its model's quiet speed (2 threads, %s), the time axis of the plot." % (
-                 "%.1f h for %d runs (%.0f-%.0f s each)" % (sum(walls) / 3600, len(walls), min(walls), max(walls))
-                 if walls else "none finished yet", table.get("bench_dir", "no benchmark named")),
+                 wall_time_text(walls) if walls else "none finished yet", table.get("bench_dir", "no benchmark named")),
              "Produced by `scripts/reproduce.sh %s` from `configs/paper/tables.json`." % table_name, "",
              "| run | params | lr | dropout | best val BPC | test BPC at best | paper val | paper test | best step "
              "| steps | final val | final test | tokens/s | wall time per run | time at bench speed | max grad norm |",

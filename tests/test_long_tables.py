@@ -171,6 +171,13 @@ class LongTables(unittest.TestCase):
         self.assertNotIn("Claim 1: does not hold at 2,000 steps", text)
         self.assertIn("TABLE ts100k_long", text)
         self.assertIn("Not yet run: `bash scripts/reproduce.sh recurrent_long`", text)
+        # PTB with only the transformer finished: its result is shown, the OSMFormer named as missing.
+        ptb = dict(ts, rows=[r for r in ts["rows"] if r["family"] == "transformer"])
+        text = "\n".join(convergence_doc.section({"ts100k_long": ts, "ptb100k_long": ptb},
+                                                 {1: "does not hold", 3: "does not hold"}, lambda n: "TABLE " + n))
+        self.assertRegex(text, r"Penn Treebank: transformer transformer-dropout \(lr [^)]*3 seeds\) test 2\.520 "
+                               r"± 0\.010 \(paper 2\.583\); OSMFormer not yet run\.")
+        self.assertIn("~100K, on both datasets: pending", text)
         # Both datasets in, each family's configuration chosen: the verdict is drawn.
         chosen = {fam: min((r for r in ts["rows"] if r["family"] == fam), key=lambda r: r["best_val_bpc_mean"])["model"]
                   for fam in ("osmformer", "transformer")}
