@@ -149,6 +149,25 @@ def dropout_effects(tables):
     return lines
 
 
+def cap_notes(tables):
+    """The runs whose best checkpoint is one of the last two evaluations before the step
+    cap: still improving when stopped, so not converged, and a higher cap could change them."""
+    notes = []
+    for name in LONG:
+        s = tables.get(name)
+        budget = (s or {}).get("budget", {})
+        cap, every = budget.get("train.steps"), budget.get("train.eval_interval")
+        if not (cap and every):
+            continue
+        for r in rows_done(s):
+            late = [(i, b) for i, (b, n) in enumerate(zip(r["best_step"], r["steps"])) if n >= cap and b >= cap - every]
+            if late:
+                notes.append("- %s, %s: best checkpoint at step %s of the %d-step cap (%s)." % (
+                    name, r["model"], "/".join(str(b) for _, b in late), cap,
+                    ", ".join("seed %d" % r["seeds"][i] for i, _ in late)))
+    return notes
+
+
 def section(tables, short_verdicts, table_md):
     """tables: {name: summary or None} (the long tables and the screen); short_verdicts:
     {claim number: verdict at 2,000 steps}; table_md(name): a table's markdown or None."""
@@ -164,6 +183,9 @@ def section(tables, short_verdicts, table_md):
                 number, short_verdicts[number], v,
                 " (unchanged)" if short_verdicts[number].split(" (")[0] == v else ""))
     out.append("")
+    capped = cap_notes(tables)
+    if capped:
+        out += ["Still improving at the step cap (not converged: a higher cap could lower their BPC):", ""] + capped + [""]
     extra = dropout_effects(tables)
     if extra:
         out += ["Dropout, not a claim of the paper:", ""] + extra + [""]

@@ -187,6 +187,15 @@ class LongTables(unittest.TestCase):
         text = "\n".join(lines)
         self.assertIn("Claim 1: does not hold at 2,000 steps, holds at convergence.", text)
 
+    def test_runs_still_improving_at_the_cap_are_named(self):
+        row = {"model": "m", "n": 2, "seeds": [1, 2], "best_step": [29500, 20000], "steps": [30000, 30000]}
+        early = dict(row, model="early", best_step=[9000], steps=[14000], seeds=[1], n=1)  # stopped by patience
+        table = {"budget": {"train.steps": 30000, "train.eval_interval": 500}, "rows": [row, early]}
+        self.assertEqual(convergence_doc.cap_notes({"ts100k_long": table}),
+                         ["- ts100k_long, m: best checkpoint at step 29500 of the 30000-step cap (seed 1)."])
+        row["best_step"] = [28500, 20000]
+        self.assertEqual(convergence_doc.cap_notes({"ts100k_long": table}), [])
+
     def test_time_axis_is_tokens_at_the_benchmark_speed(self):
         bench = os.path.join(self.root, "bench")
         os.makedirs(bench)
