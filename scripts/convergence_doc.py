@@ -185,7 +185,7 @@ def section(tables, short_verdicts, table_md):
     out.append("")
     capped = cap_notes(tables)
     if capped:
-        out += ["Still improving at the step cap (not converged: a higher cap could lower their BPC):", ""] + capped + [""]
+        out += ["Best checkpoint at one of the last two evaluations before the step cap, where the cosine schedule ends: still improving when stopped, so a higher cap could lower their BPC:", ""] + capped + [""]
     extra = dropout_effects(tables)
     if extra:
         out += ["Dropout, not a claim of the paper:", ""] + extra + [""]
