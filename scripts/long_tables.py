@@ -202,6 +202,7 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
             row["best_step"] = [x.get("best_step") for x in res]
             row["steps"] = [x["steps"] for x in res]
             row["stopped_early"] = sum(1 for x in res if x.get("stopped_early"))
+            row["threads"] = sorted({x["config"]["train"].get("threads") for x in res} - {None})
             speeds = [x["tokens_per_second"] for x in res if x.get("tokens_per_second")]
             row["tokens_per_s"] = statistics.mean(speeds) if speeds else None
             row["wall_s"] = statistics.mean(x["wall_seconds"] for x in res)
@@ -230,6 +231,7 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
     # Markdown.
     steps = b["train.steps"]
     walls = [w for r in out_rows for w in r.get("wall_s_each", [])]
+    threads = sorted({t for r in out_rows for t in r.get("threads", [])})
     lines = ["# %s" % table["title"], "",
              "Budget per run: at most %d steps of batch %d x %d (%d tokens), validation over the whole split every "
              "%d steps, early stop after %d evaluations without a new best (train.patience). Every number is the "
@@ -241,10 +243,12 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
                  "; %s as well for the configuration of each family with the best validation BPC (chosen by "
                  "scripts/long_tables.py from the finished runs)" % ", ".join(map(str, table["best_seeds"])))
                  if table.get("best_seeds") else ""),
-             "Wall time: %s. The runs share a 2-core machine with other work, so their own tokens/s and wall "
+             "Wall time: %s%s. The runs share a 2-core machine with other work, so their own tokens/s and wall "
              "times measure the load as much as the model; `time at bench speed` is the tokens a run trained "
              "at its model's quiet speed (2 threads, %s), the time axis of the plot." % (
-                 wall_time_text(walls) if walls else "none finished yet", table.get("bench_dir", "no benchmark named")),
+                 wall_time_text(walls) if walls else "none finished yet",
+                 "; each run trained on %s thread%s (train.threads)" % (
+                     " or ".join(map(str, threads)), "" if threads == [1] else "s") if threads else "", table.get("bench_dir", "no benchmark named")),
              "Produced by `scripts/reproduce.sh %s` from `configs/paper/tables.json`." % table_name, "",
              "| run | params | lr | dropout | best val BPC | test BPC at best | paper val | paper test | best step "
              "| steps | final val | final test | tokens/s | wall time per run | time at bench speed | max grad norm |",

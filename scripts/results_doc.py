@@ -44,7 +44,8 @@ validation or test split, with the recurrent models carrying state through the s
   %(batch)d × %(seq_len)d characters (%(chars)s characters). The numbers are therefore
   higher than a long run would reach, and the paper's
   absolute BPC are not directly comparable; the comparisons within a table are.
-- **Hardware.** Everything ran on CPU with %(threads)d threads (float32). Wall times and tokens/s are from
+- **Hardware.** Everything ran on CPU (float32), the main tables with %(threads)d threads and the
+  tables at convergence as each states. Wall times and tokens/s are from
   the same machine. Other work shared it at times, so the wall times are upper bounds.
 - **Seeds.** The paper reports single runs. Here the 100K tables have %(seeds)d seeds.
 - **Splits.** Tiny Shakespeare is split %(split)s by character position (the data README).

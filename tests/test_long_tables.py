@@ -43,7 +43,7 @@ def finish(root, table, run, best_val, test_at_best, diverged=False):
         "test_bpc_at_best": test_at_best, "best_step": 1000, "steps": 2000, "stopped_early": True}
     result.update({"parameters": 100, "tokens_per_second": 1000.0, "wall_seconds": 60.0,
                    "config": {"model": model, "train": {"lr": run["sets"].get("train.lr", 0.003),
-                                                        "seed": run["seed"]}}})
+                                                        "seed": run["seed"], "threads": 1}}})
     if diverged:  # as scripts/reproduce.py record_divergence writes it
         result["tokens_per_second"] = None
     with open(os.path.join(d, "result.json"), "w") as f:
@@ -153,6 +153,7 @@ class LongTables(unittest.TestCase):
         with open(os.path.join(self.root, "long.md")) as f:
             md = f.read()
         self.assertIn("test BPC at best", md)
+        self.assertIn("; each run trained on 1 thread (train.threads).", md)
         self.assertIn("transformer-dropout (best of transformer)", md)
         self.assertIn("2.520 ± 0.010", md)
         with open(os.path.join(self.root, "long-convergence.svg")) as f:
