@@ -1,13 +1,24 @@
 // The batched matrix exponential, its fast exact pullback and the `expm` tape op.
 //
-// Forward (scaling and squaring with optimized Taylor polynomials; Bader, Blanes &
-// Casas 2019, "Computing the matrix exponential with an optimized Taylor polynomial
-// approximation", Mathematics 7(12):1174; the same schemes and 1-norm thresholds as
-// PyTorch's linalg.matrix_exp, aten/src/ATen/native/LinearAlgebra.cpp): with
-// theta_m the published threshold of degree m for the working precision,
-//   ||A||_1 <= theta_m for m in {1, 2, 4, 8, 12}: exp(A) ~ T_m(A), the smallest such m,
-//   otherwise s = max(0, ceil(log2(||A||_1 / theta_18))): exp(A) ~ T_18(2^-s A)^(2^s)
-// (scaling and squaring as in Higham 2005). T_m costs 0, 1, 2, 3, 4, 5 products.
+// Forward: scaling and squaring (Higham 2005) with polynomial approximants of exp,
+//   exp(A) ~ P(2^-s A)^(2^s), the cheapest (P, s) with ||2^-s A||_1 <= theta_P, and on a
+//   tie the fewer squarings (each squaring amplifies the rounding error),
+// where theta_P is the largest norm at which P's backward error stays below the unit
+// roundoff of the working precision, and P is one of
+//   T_1, T_2, T_4, T_8, T_18: the optimized Taylor polynomials of Bader, Blanes & Casas
+//     2019 ("Computing the matrix exponential with an optimized Taylor polynomial
+//     approximation", Mathematics 7(12):1174), 0, 1, 2, 3, 5 products, with their
+//     thetas (as PyTorch's linalg.matrix_exp, aten/src/ATen/native/LinearAlgebra.cpp);
+//   15+: the degree-16 polynomial of Sastre, Ibanez & Defez 2019 ("Boosting the
+//     computation of the matrix exponential", Appl. Math. Comput. 340:206-220) that
+//     matches Taylor to degree 15 in 4 products. It replaces BBC's T_12 (4 products,
+//     theta 1.46 in float, 0.30 in double; 15+: 2.35 and 0.68), and with squarings it
+//     beats T_18 at every cost: 4 + s products cover 2.35 2^s in float where T_18's
+//     cover 1.51 2^s (0.68 2^s and 0.55 2^s in double). T_18 stays for the norms in
+//     (2.35, 3.01] (float) and (0.68, 1.09] (double): 5 products either way, none squared.
+// The thetas of 15+ are ours, from BBC's bound (the largest t with
+// sum_k |h_k| t^(k-1) <= u, h(x) = log(e^-x P(x)), as an exact rational series):
+// scripts/expm_thetas.py computes them and reproduces BBC's T_8, T_12, T_18 thetas.
 //
 // Pullback: once (m, s) are fixed the computed approximant F is a real polynomial
 // sum_k c_k A^k, whose Frechet derivative L_F(A, E) = sum_k c_k sum_j A^j E A^(k-1-j)
@@ -55,16 +66,17 @@ constexpr int kNumDegrees = 6;
 constexpr int64_t kMaxSmallSide = 64;  // stack buffers of the per-matrix helpers below
 constexpr std::array<int, kNumDegrees> kProducts = {0, 1, 2, 3, 4, 5};  // of T_1 .. T_18
 
-// Largest ||A||_1 for which T_1, T_2, T_4, T_8, T_12, T_18 reach the unit roundoff
-// (BBC 2019; PyTorch's thetas_double and thetas_float).
+// Largest ||A||_1 for which T_1, T_2, T_4, T_8, 15+, T_18 reach the unit roundoff
+// (BBC 2019, as PyTorch's thetas_double and thetas_float; 15+ computed as in the head
+// comment, from its coefficients with the Taylor coefficients 1/k! for k <= 15).
 template <class T>
 constexpr std::array<double, kNumDegrees> kTheta = {2.220446049250313e-16, 2.580956802971767e-08,
                                                     3.397168839976962e-04, 4.991228871115323e-02,
-                                                    2.996158913811580e-01, 1.090863719290036e+00};
+                                                    6.764217495424514e-01, 1.090863719290036e+00};
 template <>
 constexpr std::array<double, kNumDegrees> kTheta<float> = {1.192092800768788e-07, 5.978858893805233e-04,
                                                            5.116619363445086e-02, 5.800524627688768e-01,
-                                                           1.461661507209034e+00, 3.010066362817634e+00};
+                                                           2.346206912756923e+00, 3.010066362817634e+00};
 
 
 #if LIEGRAD_SIMD
@@ -161,15 +173,22 @@ double paired_spectrum_bound(int64_t n, const T* a2) {
   return mean + std::sqrt(static_cast<double>(k - 1) * variance);
 }
 
-// A non-finite norm takes T_18 without squaring, so NaN and Inf propagate to the result.
+// The cheapest plan whose threshold covers `norm`: without squaring the first degree
+// whose theta does, else 15+ or T_18 with the squarings each needs, the fewer products
+// and on a tie the fewer squarings (each squaring amplifies the rounding error). A
+// non-finite norm takes T_18 without squaring, so NaN and Inf propagate to the result.
 template <class T>
 ExpmPlan choose_plan(double norm) {
   const auto& theta = kTheta<T>;
-  for (int d = 0; d + 1 < kNumDegrees; ++d)
+  for (int d = 0; d < kNumDegrees; ++d)
     if (norm <= theta[static_cast<size_t>(d)]) return {d, 0};
   if (!std::isfinite(norm)) return {kNumDegrees - 1, 0};
-  const double s = std::ceil(std::log2(norm / theta[kNumDegrees - 1]));
-  return {kNumDegrees - 1, static_cast<int>(std::max(0.0, s))};
+  auto with_squarings = [&](int d) {
+    const double s = std::ceil(std::log2(norm / theta[static_cast<size_t>(d)]));
+    return ExpmPlan{d, static_cast<int>(std::max(0.0, s))};
+  };
+  const ExpmPlan sastre = with_squarings(kNumDegrees - 2), taylor18 = with_squarings(kNumDegrees - 1);
+  return sastre.products() < taylor18.products() ? sastre : taylor18;  // on a tie T_18 squares less
 }
 
 // ---------------------------------------------------------------------------
@@ -251,7 +270,7 @@ class Program {
   }
 
   // R[d0 + c] = coef[c][0] I + sum_s coef[c][s + 1] R[src[s]] for c < C, in one pass over
-  // the sources (the coefficient blocks B_i of the degree-12 and -18 schemes all read the
+  // the sources (the coefficient blocks B_i of the degree-18 scheme all read the
   // same powers of X). Zero coefficients are multiplied, not skipped: the same values for
   // finite X, and a non-finite X gives a non-finite result either way.
   template <int S, int C>
@@ -366,8 +385,8 @@ class Program {
 };
 
 // ---------------------------------------------------------------------------
-// The Taylor schemes of BBC 2019 on X in register kX, result in kP; `degree` indexes
-// {1, 2, 4, 8, 12, 18}.
+// The polynomial schemes on X in register kX, result in kP; `degree` indexes
+// {T_1, T_2, T_4, T_8, 15+, T_18}.
 
 // T_8 coefficients (BBC 2019), with sqrt(177) written out. Note x7's denominator
 // 5040 x3^2: PyTorch's copy had 5040 x3 until pytorch/pytorch#196658 (2026), which
@@ -384,12 +403,18 @@ constexpr double kX6c = (-99.0 + 11.0 * kSqrt177) / (5040.0 * kX3c);
 constexpr double kX7c = (89.0 - kSqrt177) / (5040.0 * kX3c * kX3c);
 constexpr double kY2c = (857.0 - 58.0 * kSqrt177) / 630.0;
 
-// T_12: B_i = sum_j kB12[i][j] X^j (j = 0..3); X6 = B_2 + B_3^2; T_12 = B_0 + (B_1 + X6) X6.
-constexpr double kB12[4][4] = {
-    {9.0198e-16, 0.46932117595418237389, -0.20099424927047284052, -0.04623946134063071740},
-    {5.31597895759871264183, 1.19926790417132231573, 0.01179296240992997031, 0.01108844528519167989},
-    {0.18188869982170434744, 0.05502798439925399070, 0.09351590770535414968, 0.00610700528898058230},
-    {-2.0861320e-13, -0.13181061013830184015, -0.02027855540589259079, -0.00675951846863086359}};
+// 15+ (Sastre, Ibanez & Defez 2019, eqs. (10)-(12), their coefficients c_1..c_14):
+//   y0 = X^2 (c1 X^2 + c2 X)
+//   y1 = (y0 + c3 X^2 + c4 X)(y0 + c5 X^2) + c6 y0 + c7 X^2
+//   P  = (y1 + c8 X^2 + c9 X)(y1 + c10 y0 + c11 X) + c12 y1 + c13 y0 + c14 X^2 + X + I,
+// a degree-16 polynomial with the Taylor coefficients 1/k! up to k = 15 (checked by
+// expanding it as a scalar polynomial: every one to 4.5e-16 relative) and
+// 0.5457 / 16! at k = 16.
+constexpr double kSastre16[14] = {4.018761610201036e-4,  2.945531440279683e-3, -8.709066576837676e-3,
+                                  4.017568440673568e-1,  3.230762888122312e-2, 5.768988513026145e0,
+                                  2.338576034271299e-2,  2.381070373870987e-1, 2.224209172496374e0,
+                                  -5.792361707073261e0,  -4.130276365929783e-2, 1.040801735231354e1,
+                                  -6.331712455883370e1, 3.484665863364574e-1};
 
 // T_18: B_i = sum_j kB18[i][j] P_j with P = (I, X, X^2, X^3, X^6);
 // X9 = B_3 + B_0 B_4; T_18 = B_1 + (B_2 + X9) X9.
@@ -428,16 +453,21 @@ void taylor(Program<T>& p, int degree) {
       p.mul(kT4, kT2, kT3);
       p.lin(kP, 1, {{1, kX}, {kY2c, kX2}, {1, kT4}});
       break;
-    case 4:
+    case 4: {  // 15+
+      const double* c = kSastre16;
       p.square_x(kX2);
-      p.mul(kX3, kX, kX2);
-      p.template lin_block<3, 4>(kT0, kB12, {kX, kX2, kX3});
-      p.mul(kT4, kT3, kT3);
-      p.lin(kT5, 0, {{1, kT2}, {1, kT4}});  // X6
-      p.lin(kT6, 0, {{1, kT1}, {1, kT5}});
-      p.mul(kT7, kT6, kT5);
-      p.lin(kP, 0, {{1, kT0}, {1, kT7}});
+      p.lin(kT0, 0, {{c[0], kX2}, {c[1], kX}});
+      p.mul(kT1, kX2, kT0);  // y0
+      p.lin(kT2, 0, {{1, kT1}, {c[2], kX2}, {c[3], kX}});
+      p.lin(kT3, 0, {{1, kT1}, {c[4], kX2}});
+      p.mul(kT4, kT2, kT3);
+      p.lin(kT5, 0, {{1, kT4}, {c[5], kT1}, {c[6], kX2}});  // y1
+      p.lin(kT6, 0, {{1, kT5}, {c[7], kX2}, {c[8], kX}});
+      p.lin(kT7, 0, {{1, kT5}, {c[9], kT1}, {c[10], kX}});
+      p.mul(kT8, kT6, kT7);
+      p.lin(kP, 1, {{1, kT8}, {c[11], kT5}, {c[12], kT1}, {c[13], kX2}, {1, kX}});
       break;
+    }
     default:
       p.square_x(kX2);
       p.mul(kX3, kX, kX2);

@@ -11,7 +11,7 @@
 
 namespace liegrad::groups {
 
-// Degree index into {1, 2, 4, 8, 12, 18} and squarings s, chosen from ||A||_1, or for a
+// Degree index into {T_1, T_2, T_4, T_8, 15+, T_18} and squarings s, chosen from ||A||_1, or for a
 // skew-symmetric A from a sharper bound on ||A||_2 computed from A^2 (groups/expm.cpp).
 struct ExpmPlan {
   int degree = 0;
