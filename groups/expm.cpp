@@ -458,12 +458,13 @@ void taylor(Program<T>& p, int degree) {
       p.square_x(kX2);
       p.lin(kT0, 0, {{c[0], kX2}, {c[1], kX}});
       p.mul(kT1, kX2, kT0);  // y0
-      p.lin(kT2, 0, {{1, kT1}, {c[2], kX2}, {c[3], kX}});
-      p.lin(kT3, 0, {{1, kT1}, {c[4], kX2}});
+      // The two factors of each product in one pass over their common sources.
+      const double y1_factors[2][4] = {{0, 1, c[2], c[3]}, {0, 1, c[4], 0}};
+      p.template lin_block<3, 2>(kT2, y1_factors, {kT1, kX2, kX});
       p.mul(kT4, kT2, kT3);
       p.lin(kT5, 0, {{1, kT4}, {c[5], kT1}, {c[6], kX2}});  // y1
-      p.lin(kT6, 0, {{1, kT5}, {c[7], kX2}, {c[8], kX}});
-      p.lin(kT7, 0, {{1, kT5}, {c[9], kT1}, {c[10], kX}});
+      const double p_factors[2][5] = {{0, 1, c[7], 0, c[8]}, {0, 1, 0, c[9], c[10]}};
+      p.template lin_block<4, 2>(kT6, p_factors, {kT5, kX2, kT1, kX});
       p.mul(kT8, kT6, kT7);
       p.lin(kP, 1, {{1, kT8}, {c[11], kT5}, {c[12], kT1}, {c[13], kX2}, {1, kX}});
       break;

@@ -18,6 +18,7 @@
 #include "data/datasets.hpp"
 #include "data/group_words.hpp"
 #include "groups/expm.hpp"
+#include "groups/expm_kernel.hpp"
 #include "groups/group.hpp"
 #include "models/model.hpp"
 #include "optim/clip.hpp"
@@ -274,9 +275,11 @@ std::string BenchResult::to_text() const {
   return s;
 }
 
-ExpmBenchResult bench_expm(int64_t n, int64_t N, int repeats, int threads) {
+ExpmBenchResult bench_expm(int64_t n, int64_t N, int repeats, int threads, double norm) {
   if (n < 1 || N < 1 || repeats < 1)
     throw ValueError("bench --op expm: d, n and repeats must be >= 1");
+  if (!(norm > 0) || !std::isfinite(norm))
+    throw ValueError("bench --op expm: --norm must be a positive finite number, got " + std::to_string(norm));
   if (threads > 0) set_num_threads(threads);
   Rng rng(2024);
   Array<float> A(Shape{N, n, n}), G(Shape{N, n, n});
@@ -296,7 +299,7 @@ ExpmBenchResult bench_expm(int64_t n, int64_t N, int repeats, int threads) {
       ng += double(g[k]) * g[k];
     }
     for (int64_t k = 0; k < n * n; ++k) {
-      a[k] = static_cast<float>(a[k] / std::sqrt(std::max(na, 1e-30)));
+      a[k] = static_cast<float>(norm * a[k] / std::sqrt(std::max(na, 1e-30)));
       g[k] = static_cast<float>(g[k] / std::sqrt(std::max(ng, 1e-30)));
     }
   }
@@ -322,7 +325,14 @@ ExpmBenchResult bench_expm(int64_t n, int64_t N, int repeats, int threads) {
   ExpmBenchResult r;
   r.n = n;
   r.N = N;
+  r.norm = norm;
   r.repeats = repeats;
+  {
+    std::vector<float> scratch(static_cast<size_t>(groups::expm_forward_scratch(n)));
+    int64_t products = 0;
+    for (int64_t b = 0; b < N; ++b) products += groups::expm_plan(n, A.data() + b * n * n, scratch.data()).products();
+    r.mean_products = static_cast<double>(products) / static_cast<double>(N);
+  }
   r.threads = num_threads();
   const double cpu0 = process_cpu_seconds();
   r.tape = time_it(tape_route);
@@ -334,7 +344,8 @@ ExpmBenchResult bench_expm(int64_t n, int64_t N, int repeats, int threads) {
 
 nlohmann::json ExpmBenchResult::to_json() const {
   return {{"op", "expm"},          {"d", n},
-          {"n", N},                {"repeats", repeats},
+          {"n", N},                {"norm", norm},
+          {"mean_products", mean_products}, {"repeats", repeats},
           {"threads", threads},    {"matrices_per_s", spread_json(tape)},
           {"kernels_matrices_per_s", spread_json(kernels)},
           {"matrices_per_cpu_s", tape_per_cpu_s}, {"peak_rss_mib", peak_rss_mib}};
@@ -343,11 +354,12 @@ nlohmann::json ExpmBenchResult::to_json() const {
 std::string ExpmBenchResult::to_text() const {
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "expm + pullback, d = %lld, N = %lld, %d threads, %d repeats\n"
+                "expm + pullback, d = %lld, N = %lld, Frobenius norm %g (%.2f forward products each), %d threads, "
+                "%d repeats\n"
                 "tape op (training route): median %.0f matrices/s (min %.0f, max %.0f); %.0f per CPU second\n"
                 "bare kernels:             median %.0f matrices/s (min %.0f, max %.0f)\n"
                 "peak resident memory: %.1f MiB\n",
-                static_cast<long long>(n), static_cast<long long>(N), threads, repeats, tape.median, tape.min,
+                static_cast<long long>(n), static_cast<long long>(N), norm, mean_products, threads, repeats, tape.median, tape.min,
                 tape.max, tape_per_cpu_s, kernels.median, kernels.min, kernels.max, peak_rss_mib);
   return buf;
 }

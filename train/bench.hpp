@@ -11,7 +11,9 @@
 // throughput) and the peak resident memory of the process.
 //
 // bench_expm: the batched exponential of N random n x n skew-symmetric matrices of
-// Frobenius norm 1 with its pullback (cotangents of norm 1), timed as training runs
+// Frobenius norm `norm` (default 1; trained OSM exponents are larger, and the
+// exponential's plan takes more products for them) with its pullback (cotangents of
+// norm 1), timed as training runs
 // it (the expm tape op forward, then its backward) and as the bare kernels
 // (expm_forward + expm_pullback); matrices per second, median over `repeats`.
 #pragma once
@@ -101,7 +103,9 @@ GemmBenchResult bench_gemm(int64_t n, int repeats, int threads);
 
 struct ExpmBenchResult {
   int64_t n = 0, N = 0;
+  double norm = 1;  // Frobenius norm of every exponent
   int repeats = 0, threads = 0;
+  double mean_products = 0;  // forward products per exponential (the plans')
   Spread tape;     // matrices/s, expm tape op forward + backward (the training route)
   Spread kernels;  // matrices/s, expm_forward + expm_pullback
   double tape_per_cpu_s = 0;  // matrices per second of process CPU time, tape route
@@ -111,7 +115,7 @@ struct ExpmBenchResult {
 };
 
 // threads 0 = keep the current thread count.
-ExpmBenchResult bench_expm(int64_t n, int64_t N, int repeats, int threads);
+ExpmBenchResult bench_expm(int64_t n, int64_t N, int repeats, int threads, double norm = 1);
 
 // Peak resident set size of this process so far, in MiB (getrusage).
 double peak_rss_mib();
