@@ -110,4 +110,30 @@ TEST_CASE("bench: bad arguments are usage errors naming the option or file") {
   p = test::run_liegrad({"bench", "--op", "fft"}, tmp.path.string());
   CHECK(p.exit_code == 2);
   CHECK(p.err.find("fft") != std::string::npos);
+  for (const std::string bad : {"-1", "0", "inf"}) {
+    p = test::run_liegrad({"bench", "--op", "expm", "--norm", bad, "--n", "4", "--repeats", "1"}, tmp.path.string());
+    CHECK(p.exit_code == 1);
+    CHECK(p.err.find("--norm must be a positive finite number") != std::string::npos);
+  }
+  p = test::run_liegrad({"bench", "--op", "expm", "--norm", "large"}, tmp.path.string());
+  CHECK(p.exit_code == 2);
+  CHECK(p.err.find("--norm") != std::string::npos);
+}
+
+TEST_CASE("bench --op expm --norm: larger exponents take plans with more products, as reported") {
+  // d = 16 skew matrices of Frobenius norm 1 sit below theta_8 in 2-norm (3 products);
+  // at norm 8 their 2-norms (about 3.5) need 15+ with one squaring or T_18 (5 products).
+  test::TempDir tmp("bench_expm_norm");
+  auto products = [&](const std::string& norm) {
+    const auto p = test::run_liegrad(
+        {"bench", "--op", "expm", "--norm", norm, "--n", "16", "--repeats", "1", "--threads", "1", "--json"},
+        tmp.path.string());
+    INFO("exit " << p.exit_code << "\nstderr: " << p.err);
+    REQUIRE(p.exit_code == 0);
+    const json r = json::parse(p.out.substr(p.out.find('{')));
+    CHECK(r["norm"].get<double>() == doctest::Approx(std::stod(norm)));
+    return r["mean_products"].get<double>();
+  };
+  CHECK(products("1") == doctest::Approx(3.0));
+  CHECK(products("8") == doctest::Approx(5.0));
 }
