@@ -409,7 +409,7 @@ constexpr double kY2c = (857.0 - 58.0 * kSqrt177) / 630.0;
 //   P  = (y1 + c8 X^2 + c9 X)(y1 + c10 y0 + c11 X) + c12 y1 + c13 y0 + c14 X^2 + X + I,
 // a degree-16 polynomial with the Taylor coefficients 1/k! up to k = 15 (checked by
 // expanding it as a scalar polynomial: every one to 4.5e-16 relative) and
-// 0.5457 / 16! at k = 16.
+// 0.5457 / 16! at k = 16 (scripts/expm_thetas.py repeats the check). kSastre16[k - 1] = c_k.
 constexpr double kSastre16[14] = {4.018761610201036e-4,  2.945531440279683e-3, -8.709066576837676e-3,
                                   4.017568440673568e-1,  3.230762888122312e-2, 5.768988513026145e0,
                                   2.338576034271299e-2,  2.381070373870987e-1, 2.224209172496374e0,
