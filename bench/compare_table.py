@@ -9,7 +9,7 @@ initialisation and trained: the median over rounds of each run's median tokens/s
 (matrices/s for the exponential row), their ratio, the same ratio per CPU second, and each
 side's peak resident memory. Table 2, trained against initialisation for each trained
 model, on both sides (the ratio: the median over rounds of that round's trained over
-initialisation tokens/s; every round sweeps every row). Table 3, where liegrad's time goes: the share of a training step per
+initialisation tokens/s, every round sweeping every row, with the rounds' range). Table 3, where liegrad's time goes: the share of a training step per
 op family (from `liegrad bench`'s profiled steps), the mean forward products of an
 exponential, the FLOPs per token of train/bench.hpp's count, GFLOP/s and its fraction of
 the GEMM peak of the same run (the fastest of liegrad's GEMM, its own kernel alone and
@@ -72,7 +72,12 @@ def paired_ratio(out, num, den, side):
         return got
     a, b = by_round(num), by_round(den)
     per_round = [a[r] / b[r] for r in a if r in b]
-    return "n/a" if not per_round else "%.2f" % statistics.median(per_round)
+    if not per_round:
+        return "n/a"
+    if len(per_round) == 1:
+        return "%.2f" % per_round[0]
+    # With the rounds' range: on a shared machine one round's ratio moves by a quarter.
+    return "%.2f (%.2f–%.2f)" % (statistics.median(per_round), min(per_round), max(per_round))
 
 
 def row_names(configs, trained):
