@@ -13,9 +13,10 @@
 //     computation of the matrix exponential", Appl. Math. Comput. 340:206-220) that
 //     matches Taylor to degree 15 in 4 products. It replaces BBC's T_12 (4 products,
 //     theta 1.46 in float, 0.30 in double; 15+: 2.35 and 0.68), and with squarings it
-//     beats T_18 at every cost: 4 + s products cover 2.35 2^s in float where T_18's
+//     covers more at every cost: 4 + s products cover 2.35 2^s in float where T_18's
 //     cover 1.51 2^s (0.68 2^s and 0.55 2^s in double). T_18 stays for the norms in
-//     (2.35, 3.01] (float) and (0.68, 1.09] (double): 5 products either way, none squared.
+//     (theta_15+ 2^s, theta_18 2^s], s >= 0, where the two cost the same products and
+//     T_18 squares once less.
 // The thetas of 15+ are ours, from BBC's bound (the largest t with
 // sum_k |h_k| t^(k-1) <= u, h(x) = log(e^-x P(x)), as an exact rational series):
 // scripts/expm_thetas.py computes them and reproduces BBC's T_8, T_12, T_18 thetas.
@@ -175,8 +176,11 @@ double paired_spectrum_bound(int64_t n, const T* a2) {
 
 // The cheapest plan whose threshold covers `norm`: without squaring the first degree
 // whose theta does, else 15+ or T_18 with the squarings each needs, the fewer products
-// and on a tie the fewer squarings (each squaring amplifies the rounding error). A
+// and on a tie the fewer squarings (each squaring amplifies the rounding error): T_18
+// with s squarings for norms in (theta_15+ 2^s, theta_18 2^s], 15+ with s otherwise. A
 // non-finite norm takes T_18 without squaring, so NaN and Inf propagate to the result.
+// s comes from a difference of logarithms: norm / theta_15+ overflows for a finite
+// double norm near DBL_MAX (theta_15+ < 1), and casting that infinity is undefined.
 template <class T>
 ExpmPlan choose_plan(double norm) {
   const auto& theta = kTheta<T>;
@@ -184,7 +188,7 @@ ExpmPlan choose_plan(double norm) {
     if (norm <= theta[static_cast<size_t>(d)]) return {d, 0};
   if (!std::isfinite(norm)) return {kNumDegrees - 1, 0};
   auto with_squarings = [&](int d) {
-    const double s = std::ceil(std::log2(norm / theta[static_cast<size_t>(d)]));
+    const double s = std::ceil(std::log2(norm) - std::log2(theta[static_cast<size_t>(d)]));
     return ExpmPlan{d, static_cast<int>(std::max(0.0, s))};
   };
   const ExpmPlan sastre = with_squarings(kNumDegrees - 2), taylor18 = with_squarings(kNumDegrees - 1);
@@ -270,8 +274,8 @@ class Program {
   }
 
   // R[d0 + c] = coef[c][0] I + sum_s coef[c][s + 1] R[src[s]] for c < C, in one pass over
-  // the sources (the coefficient blocks B_i of the degree-18 scheme all read the
-  // same powers of X). Zero coefficients are multiplied, not skipped: the same values for
+  // the sources (the coefficient blocks B_i of T_18 all read the same powers of X, and
+  // the two factors of each of 15+'s last two products the same registers). Zero coefficients are multiplied, not skipped: the same values for
   // finite X, and a non-finite X gives a non-finite result either way.
   template <int S, int C>
   void lin_block(int d0, const double (&coef)[C][S + 1], const int (&src)[S]) {
@@ -390,9 +394,9 @@ class Program {
 
 // T_8 coefficients (BBC 2019), with sqrt(177) written out. Note x7's denominator
 // 5040 x3^2: PyTorch's copy had 5040 x3 until pytorch/pytorch#196658 (2026), which
-// leaves the degree-8 polynomial only 4th-order accurate. All three schemes were
-// checked to reproduce 1/k! for k <= m by expanding them as scalar polynomials; the
-// nilpotent and rotation tests would catch a wrong coefficient.
+// leaves the degree-8 polynomial only 4th-order accurate. T_8, T_18 and 15+ (below) were
+// checked to reproduce 1/k! for k <= m (15 for 15+) by expanding them as scalar
+// polynomials; the nilpotent and rotation tests would catch a wrong coefficient.
 constexpr double kSqrt177 = 13.30413469565007072504;
 constexpr double kX3c = 2.0 / 3.0;
 constexpr double kX1c = kX3c * (1.0 + kSqrt177) / 88.0;

@@ -1,8 +1,9 @@
 // The matrix exponential of ONE n x n matrix and its pullback, for fused kernels that
 // run their own OpenMP loop over matrices (kernels/relative_update, kernels/osm_scan). The
-// same code path as groups::expm (groups/expm.hpp): scaling and squaring with the
-// optimized Taylor polynomials, pullback by forward-mode differentiation of the
-// computed approximant; serial, no BLAS, no allocation (the caller owns scratch).
+// same code path as groups::expm (groups/expm.hpp): scaling and squaring with
+// polynomial approximants (BBC's Taylor schemes and Sastre et al.'s 15+), pullback by
+// forward-mode differentiation of the computed approximant; serial, no BLAS, no
+// allocation (the caller owns scratch).
 #pragma once
 #include <cstdint>
 
@@ -29,7 +30,8 @@ int64_t expm_pullback_scratch(int64_t n);
 int64_t expm_cache_size(const ExpmPlan& plan, int64_t n);
 
 // Matrices per exponential a fused kernel reserves in its cache before it knows the
-// plans: degree 18 keeps 4, trained OSM exponents average 3.7 and initial ones 2. A
+// plans: T_18 keeps 4, trained OSM exponents averaged 3.7 with run 5's plans (3.2 with
+// 15+) and initial ones 2. A
 // cache that outgrows its reservation is copied whole into one twice its size
 // (GrowBuffer), which cost 2-3% of a trained osmformer-linear step at the earlier 4.
 // Peak memory of that step (one thread): 286 -> 264 MiB trained, 248 -> 264 MiB at

@@ -6,7 +6,9 @@ h(x) = log(1 + q(x)) = sum_k h_k x^k. Scaling and squaring with P has a relative
 error ||dA|| / ||A|| <= sum_k |h_k| ||A||^(k-1) (Higham 2005; Bader, Blanes & Casas 2019),
 so theta_P is the largest t with sum_k |h_k| t^(k-1) <= u, u the unit roundoff. The series
 is computed in exact rational arithmetic (the coefficients of P as given, the 1/k! exact),
-to degree 120, and t found by bisection.
+to degree 120, and t found by bisection. For 15+, whose printed coefficients reproduce
+1/k! for k <= 15 only to about 4e-16, those 1/k! are used exactly (main() checks the
+match first): the rounding of the printed digits is a rounding error, not truncation.
 
 Prints theta for BBC's T_8, T_12, T_18 (to compare with their published values, which
 groups/expm.cpp and PyTorch use) and for Sastre, Ibanez & Defez 2019's 15+, whose

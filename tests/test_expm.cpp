@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -504,6 +505,48 @@ TEST_CASE("the float plan's 1-norm: every size and column, at the top threshold,
     }
   }
   CHECK(checked == 12 * 3 * 2);
+}
+
+TEST_CASE("the plan's tie rule, and a finite double norm near DBL_MAX") {
+  // Where 15+ with s + 1 squarings and T_18 with s cost the same products, i.e. for norms
+  // in (theta_15+ 2^s, theta_18 2^s], T_18 is taken: it squares once less. One nonzero
+  // entry decides ||A||_1 (the 1-norm route: the matrix is not skew).
+  const int64_t n = 4;
+  std::vector<float> scratch(static_cast<size_t>(expm_forward_scratch(n)));
+  struct Case {
+    float norm;
+    int degree, squarings;
+  };
+  for (const Case& c : {Case{2.0f, 4, 0}, Case{2.5f, 5, 0}, Case{4.0f, 4, 1}, Case{5.0f, 5, 1}, Case{8.0f, 4, 2},
+                        Case{10.0f, 5, 2}}) {
+    std::vector<float> A(static_cast<size_t>(n * n), 0.0f);
+    A[size_t(3 * n + 1)] = c.norm;
+    const ExpmPlan plan = expm_plan<float>(n, A.data(), scratch.data());
+    INFO("||A||_1 = " << c.norm << ": degree index " << plan.degree << ", squarings " << plan.squarings);
+    CHECK(plan.degree == c.degree);
+    CHECK(plan.squarings == c.squarings);
+  }
+  // A double norm near DBL_MAX: norm / theta_15+ would overflow (theta_15+ < 1) and the
+  // squaring count with it (undefined behaviour, then a negative product count). The plan
+  // must stay finite; and this A is nilpotent, so exp(A) = I + A, which scaling by 2^-s
+  // and squaring s times reproduces to rounding (at DBL_MAX itself one ulp would overflow,
+  // so only its plan is checked).
+  std::vector<double> dscratch(static_cast<size_t>(expm_forward_scratch(n)));
+  for (double big : {1.5e308, std::numeric_limits<double>::max()}) {
+    std::vector<double> A(static_cast<size_t>(n * n), 0.0);
+    A[size_t(3 * n + 1)] = big;
+    const ExpmPlan plan = expm_plan<double>(n, A.data(), dscratch.data());
+    INFO("||A||_1 = " << big << ": degree index " << plan.degree << ", squarings " << plan.squarings);
+    CHECK(plan.squarings >= 1023);
+    CHECK(plan.squarings <= 1026);
+    if (big == std::numeric_limits<double>::max()) continue;
+    const std::vector<double> Q = expm_of<double>(1, n, A);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        const double want = i == j ? 1.0 : A[size_t(i * n + j)];
+        CHECK(std::abs(Q[size_t(i * n + j)] - want) <= 1e-14 * std::abs(want));
+      }
+  }
 }
 
 namespace {
