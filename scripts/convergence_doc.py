@@ -25,14 +25,15 @@ def rows_done(summary):
 
 def family_row(summary, family):
     """The family's configuration chosen on validation: the table's choice once the extra
-    seeds are assigned, else the finished row with the lowest best-checkpoint validation BPC."""
+    seeds are assigned, else the finished row with the lowest best-checkpoint validation BPC.
+    Final only when the choice is made and none of its seeds is still pending."""
     mine = [r for r in rows_done(summary) if r["family"] == family]
     if not mine:
         return None, False
     chosen = summary.get("chosen", {}).get(family)
     for r in mine:
         if r["model"] == chosen:
-            return r, True
+            return r, not r.get("pending")
     return min(mine, key=lambda r: r["best_val_bpc_mean"]), False
 
 
