@@ -161,6 +161,18 @@ def pm(m, s, n):
 
 
 
+def train_bpc_before(metrics_path, step, window):
+    """The mean training BPC logged in (step - window, step]: what the model fitted on its
+    training batches just before the checkpoint at `step` (for a run with dropout, with
+    dropout active). None when the log has no such entries."""
+    if step is None or not os.path.exists(metrics_path):
+        return None
+    with open(metrics_path) as f:
+        logged = [json.loads(line) for line in f if line.strip()]
+    near = [j["bpc"] for j in logged if isinstance(j.get("bpc"), (int, float)) and step - window < j["step"] <= step]
+    return statistics.mean(near) if near else None
+
+
 def wall_time_text(walls):
     """'2.5 h for 1 run (9108 s)' or '10.1 h for 6 runs (2234-12259 s each)'."""
     if len(walls) == 1:
@@ -185,6 +197,9 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
     out_rows = []
     for key, r in rows.items():
         res = [x for x in r["results"] if judged(x)]
+        res_ids = [i for i, x in zip(r["ids"], r["results"]) if judged(x)]
+        trained = [train_bpc_before(os.path.join(results_root, table_name, i, "metrics.jsonl"), x.get("best_step"),
+                                    table["budget"]["train.eval_interval"]) for i, x in zip(res_ids, res)]
         row = {"run": key, "model": r["model"], "family": r["family"], "point": r["point"], "n": len(res),
                "diverged": sum(1 for x in r["results"] if x.get("diverged")),
                "seeds": [x["config"]["train"]["seed"] for x in res], "ids": r["ids"], "pending": r["pending"]}
@@ -192,7 +207,8 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
         for name, values in (("best_val_bpc", [selection_bpc(x) for x in res]),
                              ("test_bpc_at_best", [x.get("test_bpc_at_best", x.get("test_bpc")) for x in res]),
                              ("val_bpc", [x["val_bpc"] for x in res if x["val_bpc"] is not None]),
-                             ("test_bpc", [x["test_bpc"] for x in res if x["test_bpc"] is not None])):
+                             ("test_bpc", [x["test_bpc"] for x in res if x["test_bpc"] is not None]),
+                             ("train_bpc_at_best", [t for t in trained if t is not None])):
             row[name + "_mean"], row[name + "_std"] = mean_std(values)
         if res:
             cfg = res[0]["config"]

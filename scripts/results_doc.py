@@ -415,7 +415,7 @@ def main():
             out.append("   - %s" % e)
         out.append("")
     long_tables = {n: load(n) for n in [convergence_doc.SCREEN] + convergence_doc.LONG}
-    out += convergence_doc.section(long_tables, short_verdicts, table_md)
+    out += convergence_doc.section(long_tables, short_verdicts, table_md, tables)
     extra = extra_findings(tables)
     if extra:
         out += ["## Beyond the paper", ""] + extra + [""]

@@ -239,6 +239,51 @@ class LongTables(unittest.TestCase):
             {"run": "t", "model": "transformer", "ids": [ready[0]["id"]]}])
         self.assertTrue(all(p[1] is None for p in curves["t"]))
 
+    def test_training_bpc_before_the_best_checkpoint(self):
+        path = os.path.join(self.root, "metrics.jsonl")
+        with open(path, "w") as f:
+            for step, bpc in ((400, 9.0), (500, 3.0), (600, 2.0), (1000, 1.0), (1100, 7.0)):
+                f.write(json.dumps({"step": step, "bpc": bpc}) + "\n")
+            f.write(json.dumps({"step": 1000, "val_bpc": 5.0}) + "\n")  # an evaluation: not training BPC
+        self.assertEqual(long_tables.train_bpc_before(path, 1000, 500), 1.5)  # steps 600 and 1000
+        self.assertIsNone(long_tables.train_bpc_before(path, 300, 200))
+        self.assertIsNone(long_tables.train_bpc_before(os.path.join(self.root, "none.jsonl"), 1000, 500))
+
+    def test_why_the_comparisons_moved(self):
+        def row(model, family, val, test, train, pending=()):
+            return {"model": model, "family": family, "n": 1, "best_val_bpc_mean": val, "test_bpc_at_best_mean": test,
+                    "train_bpc_at_best_mean": train, "dropout": 0.0, "pending": list(pending)}
+        long = {"chosen": {"osmformer": "osmformer-linear", "transformer": "transformer"},
+                "rows": [row("osmformer-linear", "osmformer", 2.3, 2.5, 2.0), row("transformer", "transformer", 2.2,
+                                                                                    2.5, 1.9)]}
+        short = {"ts100k": {"rows": [{"model": "osmformer-linear", "n": 3, "val_bpc_mean": 2.5, "test_bpc_mean": 2.6},
+                                     {"model": "transformer", "n": 3, "val_bpc_mean": 2.4, "test_bpc_mean": 2.5}]}}
+        # Validation difference +0.1 before and after, test +0.1 then 0: the test split carried the change.
+        lines = convergence_doc.why({"ts100k_long": long}, short)
+        self.assertEqual(len(lines), 1)
+        self.assertIn("was +0.100 at 2,000 steps and is +0.000 at the best checkpoints; on validation +0.100 and "
+                      "+0.100", lines[0])
+        self.assertIn("is 0.300 below validation for the OSMFormer and 0.300 for the transformer", lines[0])
+        self.assertIn("Test BPC sits +0.200 from validation for the OSMFormer and +0.300", lines[0])
+        self.assertIn("most of the change is in how each family's best checkpoint carries", lines[0])
+        self.assertNotIn("provisional", lines[0])
+        # Both differences move together: the longer budget carried the change.
+        long["rows"][0].update(best_val_bpc_mean=2.2, test_bpc_at_best_mean=2.5)
+        lines = convergence_doc.why({"ts100k_long": long}, short)
+        self.assertIn("the change is in how far each family got with the longer budget", lines[0])
+        # Seeds still running: provisional. No 2,000-step table or a missing side: no line.
+        long["rows"][1]["pending"] = ["transformer-s2"]
+        self.assertIn("(provisional)", convergence_doc.why({"ts100k_long": long}, short)[0])
+        self.assertEqual(convergence_doc.why({"ts100k_long": long}, {}), [])
+        self.assertEqual(convergence_doc.why({"ts100k_long": dict(long, rows=long["rows"][:1])}, short), [])
+        # Claim 3 compares models, not families.
+        rec = {"chosen": {}, "rows": [row("osm-rnn-linear", "osm-rnn", 2.6, 2.7, 2.4), row("lstm", "lstm", 2.2, 2.4,
+                                                                                           1.9)]}
+        short["recurrent"] = {"rows": [{"model": "osm-rnn-linear", "n": 3, "val_bpc_mean": 2.8, "test_bpc_mean": 2.9},
+                                       {"model": "lstm", "n": 3, "val_bpc_mean": 2.4, "test_bpc_mean": 2.5}]}
+        lines = convergence_doc.why({"recurrent_long": rec}, short)
+        self.assertIn("OSM-RNN against the LSTM (OSM-RNN osm-rnn-linear against LSTM lstm):", lines[0])
+
     def test_nothing_finished_writes_nothing(self):
         ready, waiting, chosen = self.plan("long")
         self.assertEqual(long_tables.summarize("long", MANIFEST["long"], ready, waiting, chosen, reproduce.PAPER,
