@@ -303,7 +303,9 @@ Var<T> dropout(const Var<T>& x, double p, Rng& rng) {
   if (p == 0) return x;
   auto mask = std::make_shared<Array<T>>(Array<T>::uninitialized(x.shape()));  // both written in full below
   const T keep_scale = static_cast<T>(1.0 / (1.0 - p));
-  for (int64_t i = 0; i < mask->size(); ++i) (*mask)[i] = rng.uniform() < p ? T(0) : keep_scale;
+  std::vector<uint8_t> keep(static_cast<size_t>(x.size()));
+  rng.draw_keep_mask(p, keep.data(), x.size());
+  for (int64_t i = 0; i < mask->size(); ++i) (*mask)[i] = keep[static_cast<size_t>(i)] ? keep_scale : T(0);
   Array<T> out = Array<T>::uninitialized(x.shape());
   for (int64_t i = 0; i < out.size(); ++i) out[i] = x.value()[i] * (*mask)[i];
   return record_op<T>(std::move(out), {&x}, [x, mask](const Array<T>& g) {

@@ -17,6 +17,19 @@ uint64_t splitmix64(uint64_t& x) {
   return z ^ (z >> 31);
 }
 inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+// One xoshiro256** step on a state held by the caller.
+inline uint64_t xoshiro_step(std::array<uint64_t, 4>& s) {
+  const uint64_t result = rotl(s[1] * 5, 7) * 9;
+  const uint64_t t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
+  return result;
+}
 }  // namespace
 
 Rng::Rng(uint64_t seed) {
@@ -24,19 +37,17 @@ Rng::Rng(uint64_t seed) {
   for (auto& v : s_) v = splitmix64(x);
 }
 
-uint64_t Rng::next_u64() {
-  const uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  const uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
-}
+uint64_t Rng::next_u64() { return xoshiro_step(s_); }
 
 double Rng::uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
+
+void Rng::draw_keep_mask(double p, uint8_t* keep, int64_t n) {
+  // uniform() < p  <=>  (x >> 11) < p 2^53: both sides scaled by 2^53, exactly.
+  const double threshold = p * 0x1.0p53;
+  std::array<uint64_t, 4> s = s_;  // in registers: the byte stores below may alias s_
+  for (int64_t i = 0; i < n; ++i) keep[i] = static_cast<double>(xoshiro_step(s) >> 11) < threshold ? 0 : 1;
+  s_ = s;
+}
 
 double Rng::normal() {
   if (has_cached_) {

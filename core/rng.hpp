@@ -23,6 +23,9 @@ class Rng {
   // Standard normal N(0, 1).
   double normal();
   double normal(double mean, double stddev) { return mean + stddev * normal(); }
+  // A dropout mask: keep[i] = 0 where uniform() < p, else 1, for i < n. The same draws,
+  // in the same order, as n calls to uniform(); faster, for masks of millions.
+  void draw_keep_mask(double p, uint8_t* keep, int64_t n);
   // Uniform integer in [0, n) without modulo bias; n must be positive.
   int64_t integer(int64_t n);
 

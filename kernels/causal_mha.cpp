@@ -26,7 +26,26 @@ struct Saved {
   T scale = 1;
   std::vector<T> slopes;
   Buffer<T> P;  // (B*h,T,T), every row written, zero above the diagonal
+  // Attention dropout: keep (B*h,T,T) is 1 where P's entry is kept, 0 where dropped;
+  // empty without dropout. keep_scale = 1 / (1 - p).
+  std::vector<uint8_t> keep;
+  T keep_scale = 1;
 };
+
+// P~ rows i0 .. i0+rows-1 of one (b, head) into pd (same layout as P): P .* M / (1 - p).
+// Only the causal part is written: pd starts zeroed and nothing writes above the diagonal,
+// so the row-block products, which read past it up to the block's end, read zeros there as in P.
+template <class T>
+void dropped_rows(const Saved<T>& sv, const T* P, const uint8_t* keep, int64_t i0, int64_t rows, T* pd) {
+  const int64_t T_ = sv.T_;
+  for (int64_t i = i0; i < i0 + rows; ++i) {
+    const T* pi = P + i * T_;
+    const uint8_t* ki = keep + i * T_;
+    T* oi = pd + i * T_;
+#pragma omp simd
+    for (int64_t j = 0; j <= i; ++j) oi[j] = ki[j] ? pi[j] * sv.keep_scale : T(0);
+  }
+}
 
 // out (e x T, ld T) = the e columns at `in` of T rows with row stride ld.
 template <class T>
@@ -58,14 +77,16 @@ bool go_parallel(int64_t items, int64_t T_, int64_t e) {
 template <class T>
 void forward(Saved<T>& sv, const T* qkv, T* out) {
   const int64_t B = sv.B, T_ = sv.T_, D = sv.D, h = sv.h, e = sv.e, ld = 3 * D, TT = T_ * T_;
+  const bool drop = !sv.keep.empty();
 #pragma omp parallel if (go_parallel(B * h, T_, e))
   {
-    std::vector<T> kt(static_cast<size_t>(e * T_));
+    std::vector<T> kt(static_cast<size_t>(e * T_)), pd(drop ? static_cast<size_t>(TT) : 0);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t bk = 0; bk < B * h; ++bk) {
       const int64_t b = bk / h, k = bk % h;
       const auto [q, kk, v] = head_slices(qkv, b, k, T_, D, e);
       T* P = sv.P.data() + bk * TT;
+      const uint8_t* keep = drop ? sv.keep.data() + bk * TT : nullptr;
       const T sl = sv.slopes.empty() ? T(0) : sv.slopes[static_cast<size_t>(k)];
       gather_transpose(T_, e, kk, ld, kt.data());
       row_blocks(T_, [&](int64_t i0, int64_t rows) {  // S = scale q k^T, causal part
@@ -76,8 +97,13 @@ void forward(Saved<T>& sv, const T* qkv, T* out) {
         causal_softmax_row(i, pi, T(1), sl, pi);
         std::fill(pi + i + 1, pi + T_, T(0));
       }
-      row_blocks(T_, [&](int64_t i0, int64_t rows) {  // o = P v
-        small_gemm_ld<T>(false, false, rows, e, i0 + rows, T(1), P + i0 * T_, T_, v, ld, T(0),
+      row_blocks(T_, [&](int64_t i0, int64_t rows) {  // o = P v, or P~ v with dropout
+        const T* Pu = P;
+        if (drop) {
+          dropped_rows(sv, P, keep, i0, rows, pd.data());
+          Pu = pd.data();
+        }
+        small_gemm_ld<T>(false, false, rows, e, i0 + rows, T(1), Pu + i0 * T_, T_, v, ld, T(0),
                          out + (b * T_ + i0) * D + k * e, D);
       });
     }
@@ -87,27 +113,36 @@ void forward(Saved<T>& sv, const T* qkv, T* out) {
 template <class T>
 void backward(const Saved<T>& sv, const T* G, const T* qkv, T* dqkv) {
   const int64_t B = sv.B, T_ = sv.T_, D = sv.D, h = sv.h, e = sv.e, ld = 3 * D, TT = T_ * T_;
+  const bool drop = !sv.keep.empty();
 #pragma omp parallel if (go_parallel(B * h, T_, e))
   {
-    std::vector<T> vt(static_cast<size_t>(e * T_)), dP(static_cast<size_t>(TT));
+    std::vector<T> vt(static_cast<size_t>(e * T_)), dP(static_cast<size_t>(TT)), pd(drop ? static_cast<size_t>(TT) : 0);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t bk = 0; bk < B * h; ++bk) {
       const int64_t b = bk / h, k = bk % h;
       const auto [q, kk, v] = head_slices(qkv, b, k, T_, D, e);
       const auto [dq, dk, dv] = head_slices(dqkv, b, k, T_, D, e);
       const T* P = sv.P.data() + bk * TT;
+      const uint8_t* keep = drop ? sv.keep.data() + bk * TT : nullptr;
       const T* dO = G + b * T_ * D + k * e;
       gather_transpose(T_, e, v, ld, vt.data());
+      if (drop) dropped_rows(sv, P, keep, 0, T_, pd.data());  // P~, read by dv's product below
+      const T* Pu = drop ? pd.data() : P;
       row_blocks(T_, [&](int64_t i0, int64_t rows) {
-        // dP = dO v^T (causal part); dv += P^T dO.
+        // dP~ = dO v^T (causal part); dv += P~^T dO (P~ = P without dropout).
         small_gemm_ld<T>(false, false, rows, i0 + rows, e, T(1), dO + i0 * D, D, vt.data(), T_, T(0),
                          dP.data() + i0 * T_, T_);
-        small_gemm_ld<T>(true, false, rows, e, T_ - i0, T(1), P + i0 * T_ + i0, T_, dO + i0 * D, D, T(1),
+        small_gemm_ld<T>(true, false, rows, e, T_ - i0, T(1), Pu + i0 * T_ + i0, T_, dO + i0 * D, D, T(1),
                          dv + i0 * ld, ld);
       });
       for (int64_t i = 0; i < T_; ++i) {  // dS = P (dP - rowsum(P dP)), in place in dP
         const T* pi = P + i * T_;
         T* di = dP.data() + i * T_;
+        if (drop) {  // dP = dP~ .* M / (1 - p)
+          const uint8_t* ki = keep + i * T_;
+#pragma omp simd
+          for (int64_t j = 0; j <= i; ++j) di[j] = ki[j] ? di[j] * sv.keep_scale : T(0);
+        }
         T dot = 0;
 #pragma omp simd reduction(+ : dot)
         for (int64_t j = 0; j <= i; ++j) dot += pi[j] * di[j];
@@ -129,7 +164,8 @@ void backward(const Saved<T>& sv, const T* G, const T* qkv, T* dqkv) {
 }  // namespace
 
 template <class T>
-Var<T> causal_self_attention(const Var<T>& qkv, int heads, const std::vector<T>& slopes, T scale) {
+Var<T> causal_self_attention(const Var<T>& qkv, int heads, const std::vector<T>& slopes, T scale, double dropout,
+                             Rng* rng) {
   const Shape& s = qkv.shape();
   if (s.ndim != 3 || heads < 1 || s[2] % (3 * heads) != 0)
     throw ShapeError("causal_self_attention: expected qkv (B,T,3D) with D divisible by " + std::to_string(heads) +
@@ -137,6 +173,9 @@ Var<T> causal_self_attention(const Var<T>& qkv, int heads, const std::vector<T>&
   if (!slopes.empty() && static_cast<int>(slopes.size()) != heads)
     throw ShapeError("causal_self_attention: " + std::to_string(slopes.size()) + " slopes for " +
                      std::to_string(heads) + " heads");
+  if (!(dropout >= 0 && dropout < 1))
+    throw ValueError("causal_self_attention: dropout must be in [0, 1), got " + std::to_string(dropout));
+  if (dropout > 0 && rng == nullptr) throw ValueError("causal_self_attention: dropout > 0 needs a random generator");
   prof::Scope timed(prof::Family::Attention);
   auto sv = std::make_shared<Saved<T>>();
   sv->B = s[0];
@@ -147,6 +186,11 @@ Var<T> causal_self_attention(const Var<T>& qkv, int heads, const std::vector<T>&
   sv->scale = scale;
   sv->slopes = slopes;
   sv->P = Buffer<T>(sv->B * heads * sv->T_ * sv->T_);
+  if (dropout > 0) {  // ag::dropout's draws, in its order (see the header)
+    sv->keep.resize(static_cast<size_t>(sv->P.size()));
+    rng->draw_keep_mask(dropout, sv->keep.data(), static_cast<int64_t>(sv->keep.size()));
+    sv->keep_scale = static_cast<T>(1.0 / (1.0 - dropout));
+  }
   Array<T> out = Array<T>::uninitialized(Shape{sv->B, sv->T_, sv->D});  // every row written by forward
   forward(*sv, qkv.value().data(), out.data());
   return record_op<T>(std::move(out), {&qkv}, [qkv, sv](const Array<T>& G) {
@@ -155,7 +199,7 @@ Var<T> causal_self_attention(const Var<T>& qkv, int heads, const std::vector<T>&
   });
 }
 
-template Var<float> causal_self_attention(const Var<float>&, int, const std::vector<float>&, float);
-template Var<double> causal_self_attention(const Var<double>&, int, const std::vector<double>&, double);
+template Var<float> causal_self_attention(const Var<float>&, int, const std::vector<float>&, float, double, Rng*);
+template Var<double> causal_self_attention(const Var<double>&, int, const std::vector<double>&, double, double, Rng*);
 
 }  // namespace liegrad::kernels

@@ -10,16 +10,27 @@
 // pairs, computing only the causal half of each T x T product. Backward:
 //   dP = dO v^T, dv = P^T dO, dS = P .* (dP - rowsum(P .* dP)), dq = scale dS k, dk = scale dS^T q.
 // The forward keeps P (B*h,T,T).
+//
+// Attention dropout (dropout > 0, training only): o = P~ v with P~ = P .* M / (1 - p),
+// M_ij = 0 with probability p. The mask is drawn from rng exactly as ag::dropout would
+// draw it for the (B*h,T,T) probabilities, one uniform per element in row-major order
+// (above the diagonal too), so the op equals dropout(softmax(S), p, rng) followed by
+// the product, and a model keeps its random stream whichever of the two it runs.
+// Backward: dv = P~^T dO, dP = (dO v^T) .* M / (1 - p), then dS as above; the rowsum
+// is over P .* dP, which with dropout is no longer dO . o. The mask is kept as bytes.
 #pragma once
 #include <vector>
 
 #include "autograd/var.hpp"
+#include "core/rng.hpp"
 
 namespace liegrad::kernels {
 
 using ag::Var;
 
+// qkv (B,T,3D) -> (B,T,D). dropout in [0, 1); rng is used (and must be given) only when dropout > 0.
 template <class T>
-Var<T> causal_self_attention(const Var<T>& qkv, int heads, const std::vector<T>& slopes, T scale);
+Var<T> causal_self_attention(const Var<T>& qkv, int heads, const std::vector<T>& slopes, T scale,
+                             double dropout = 0.0, Rng* rng = nullptr);
 
 }  // namespace liegrad::kernels

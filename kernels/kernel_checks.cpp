@@ -69,6 +69,12 @@ std::vector<ag::OpCheck> kernel_op_checks() {
   c.push_back(gaussian_check("causal_self_attention(T=19, no slopes)", {{1, 19, 12}}, [](const Vs& x) {
     return causal_self_attention(x[0], 2, std::vector<double>{}, 0.5);
   }));
+  // With attention dropout: a generator made afresh in each call draws the same mask,
+  // so the op is one fixed function of qkv for the finite differences.
+  c.push_back(gaussian_check("causal_self_attention(dropout 0.3, T=19)", {{2, 19, 12}}, [](const Vs& x) {
+    Rng mask_rng(11);
+    return causal_self_attention(x[0], 2, std::vector<double>{0.5, 0.25}, 0.5, 0.3, &mask_rng);
+  }));
   for (ag::OpCheck& u : update_op_checks()) c.push_back(std::move(u));
   for (ag::OpCheck& u : scan_op_checks()) c.push_back(std::move(u));
   return c;
@@ -149,6 +155,22 @@ std::vector<ag::EquivalenceCheck> kernel_reference_checks() {
           [=](const Vs& x) { return causal_self_attention(x[0], heads, slopes, 0.5); },
           [=](const Vs& x) { return causal_self_attention_reference(x[0], heads, slopes, 0.5); }));
     }
+  }
+  // With attention dropout, both sides drawing from generators in the same state: the
+  // fused op's mask is ag::dropout's on the (B*h,T,T) probabilities.
+  for (const double p : {0.1, 0.5}) {
+    const std::vector<double> slopes = {0.3, 0.2};
+    c.push_back(equivalence(
+        "causal_self_attention == reference, dropout " + std::to_string(p).substr(0, 3) + " h=2 T=19",
+        [](Rng& rng) { return std::vector<A>{rng.normal_array<double>(Shape{2, 19, 3 * 8})}; },
+        [=](const Vs& x) {
+          Rng mask_rng(5);
+          return causal_self_attention(x[0], 2, slopes, 0.5, p, &mask_rng);
+        },
+        [=](const Vs& x) {
+          Rng mask_rng(5);
+          return causal_self_attention_reference(x[0], 2, slopes, 0.5, p, &mask_rng);
+        }));
   }
   // The LSTM window: B = 3 lanes, T = 6 steps, h = 5.
   c.push_back(equivalence(

@@ -70,13 +70,15 @@ Var<T> mean_head_attention_reference(const Var<T>& X, const Var<T>& log_beta, co
 }
 
 template <class T>
-Var<T> causal_self_attention_reference(const Var<T>& qkv, int heads, const std::vector<T>& slopes, T scale) {
+Var<T> causal_self_attention_reference(const Var<T>& qkv, int heads, const std::vector<T>& slopes, T scale,
+                                       double dropout, Rng* rng) {
   const int64_t D = qkv.shape()[2] / 3;
   const Var<T> q = ag::split_heads(ag::slice(qkv, 2, 0, D), heads);  // (B*h,T,e)
   const Var<T> k = ag::split_heads(ag::slice(qkv, 2, D, 2 * D), heads);
   const Var<T> v = ag::split_heads(ag::slice(qkv, 2, 2 * D, 3 * D), heads);
   const Var<T> scales = Var<T>::constant(Array<T>(Shape{heads}, scale));
-  const Var<T> P = ag::softmax(ag::causal_attention_scores(ag::matmul(q, k, false, true), scales, slopes, heads, true));
+  Var<T> P = ag::softmax(ag::causal_attention_scores(ag::matmul(q, k, false, true), scales, slopes, heads, true));
+  if (dropout > 0) P = ag::dropout(P, dropout, *rng);
   return ag::merge_heads(ag::matmul(P, v), heads);
 }
 
@@ -102,7 +104,7 @@ Var<T> lstm_scan_reference(const Var<T>& xw, const Var<T>& w_hh, const Var<T>& h
                                      int64_t, int64_t, const Var<T>&, ScanDrive, int64_t);                        \
   template Var<T> mean_head_attention_reference(const Var<T>&, const Var<T>&, const std::vector<T>&, T, int64_t,   \
                                                 int64_t);                                                          \
-  template Var<T> causal_self_attention_reference(const Var<T>&, int, const std::vector<T>&, T);                   \
+  template Var<T> causal_self_attention_reference(const Var<T>&, int, const std::vector<T>&, T, double, Rng*);     \
   template Var<T> lstm_scan_reference(const Var<T>&, const Var<T>&, const Var<T>&, const Var<T>&);
 LIEGRAD_INSTANTIATE(float)
 LIEGRAD_INSTANTIATE(double)

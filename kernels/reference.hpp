@@ -9,7 +9,8 @@
 //   relative_update_reference   H' = H exp(hat(Gamma vee(H* P)))                (spec §4, §5)
 //   osm_scan_reference          for t: H <- H exp(hat(Gamma r_t)), r_t from H* M_t and/or M_t  (spec §4)
 //   mean_head_attention_reference  out = (1/h) sum_k softmax_causal(beta_k s X X^T - ALiBi_k) X  (spec §5)
-//   causal_self_attention_reference  per head softmax_causal(scale q k^T - ALiBi_k) v     (spec §6)
+//   causal_self_attention_reference  per head softmax_causal(scale q k^T - ALiBi_k) v     (spec §6),
+//                                    with attention dropout on the probabilities
 //   lstm_scan_reference          a_t = xw_t + h_{t-1} W_hh; i,f,o = sigmoid; g = tanh;
 //                                c_t = f c_{t-1} + i g; h_t = o tanh(c_t)          (Hochreiter & Schmidhuber 1997)
 //
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "autograd/var.hpp"
+#include "core/rng.hpp"
 #include "groups/group.hpp"
 #include "kernels/osm_scan.hpp"
 
@@ -40,9 +42,10 @@ template <class T>
 ag::Var<T> mean_head_attention_reference(const ag::Var<T>& X, const ag::Var<T>& log_beta, const std::vector<T>& slopes,
                                          T s, int64_t B, int64_t T_);
 
-// qkv (B,T,3D) -> (B,T,D).
+// qkv (B,T,3D) -> (B,T,D); dropout > 0 applies ag::dropout(P, dropout, *rng) to the probabilities.
 template <class T>
-ag::Var<T> causal_self_attention_reference(const ag::Var<T>& qkv, int heads, const std::vector<T>& slopes, T scale);
+ag::Var<T> causal_self_attention_reference(const ag::Var<T>& qkv, int heads, const std::vector<T>& slopes, T scale,
+                                           double dropout = 0.0, Rng* rng = nullptr);
 
 // xw (B,T,4h), w_hh (h,4h), h0, c0 (B,h) -> hidden states (B,T,h).
 template <class T>

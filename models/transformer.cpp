@@ -87,21 +87,10 @@ ag::Var<T> Transformer<T>::attention(const Block& blk, const ag::Var<T>& h) {
   std::vector<T> slopes;
   if (alibi_)
     for (double x : alibi_slopes(H)) slopes.push_back(static_cast<T>(x));
-  if (!(training_ && dropout_ > 0)) {
-    // All heads in one fused op (kernels/causal_mha.hpp); the unfused chain below
-    // remains for attention dropout.
-    Var<T> o = kernels::causal_self_attention(qkv, H, slopes, inv_sqrt);  // (B,T,D)
-    prof::Tag dense(prof::Family::Dense);
-    return linear(o, blk.proj_w, blk.proj_b);
-  }
-  Var<T> q = split_heads(slice(qkv, 2, 0, D), H);      // (B*H,T,D/H)
-  Var<T> k = split_heads(slice(qkv, 2, D, 2 * D), H);
-  Var<T> v = split_heads(slice(qkv, 2, 2 * D, 3 * D), H);
-  Var<T> s = matmul(q, k, false, true);                 // (B*H,T,T)
-  Var<T> scale_c = Var<T>::constant(Array<T>(Shape{H}, inv_sqrt));
-  Var<T> a = softmax(causal_attention_scores(s, scale_c, slopes, H, true));
-  if (training_ && dropout_ > 0) a = dropout(a, dropout_, dropout_rng_);
-  Var<T> o = merge_heads(matmul(a, v), H);              // (B,T,D)
+  // All heads in one fused op (kernels/causal_mha.hpp), attention dropout included: it
+  // draws the same mask from dropout_rng_ as dropout(softmax(S)) would.
+  const double p = training_ ? dropout_ : 0.0;
+  Var<T> o = kernels::causal_self_attention(qkv, H, slopes, inv_sqrt, p, p > 0 ? &dropout_rng_ : nullptr);  // (B,T,D)
   prof::Tag dense(prof::Family::Dense);
   return linear(o, blk.proj_w, blk.proj_b);
 }

@@ -7,8 +7,7 @@
 // (C = V for a language model; C classes otherwise).
 // Linear weights are stored (in, out), so y = x W + b. Dense layers run as fused
 // ops (ag::linear, ag::linear_gelu) and the attention of all heads as one
-// (kernels::causal_self_attention), except with attention dropout, which takes the
-// unfused chain.
+// (kernels::causal_self_attention), attention dropout included.
 #pragma once
 #include "core/rng.hpp"
 #include "models/model_base.hpp"

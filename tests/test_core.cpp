@@ -160,6 +160,31 @@ TEST_CASE("RNG streams are reproducible and restorable") {
   CHECK_THROWS_AS(r.set_state("garbage"), ValueError);
 }
 
+TEST_CASE("a dropout mask draws what uniform() < p would, in the same order, and leaves the same state") {
+  for (const double p : {0.0, 0.05, 0.5, 0.999}) {
+    CAPTURE(p);
+    Rng bulk(77), one_by_one(77);
+    std::vector<uint8_t> keep(10007);
+    bulk.draw_keep_mask(p, keep.data(), static_cast<int64_t>(keep.size()));
+    int64_t dropped = 0;
+    for (const uint8_t k : keep) {
+      CHECK(k == (one_by_one.uniform() < p ? 0 : 1));
+      dropped += k == 0;
+    }
+    CHECK(bulk.next_u64() == one_by_one.next_u64());
+    CHECK(std::abs(static_cast<double>(dropped) / static_cast<double>(keep.size()) - p) < 0.02);
+  }
+  // A threshold between two representable uniforms: the byte compare keeps the exact rule.
+  Rng a(3), b(3);
+  const double u = b.uniform();
+  uint8_t k[2];
+  a.draw_keep_mask(u, k, 1);                    // u < u is false: kept
+  CHECK(k[0] == 1);
+  Rng c(3);
+  c.draw_keep_mask(std::nextafter(u, 1.0), k + 1, 1);  // u < next(u): dropped
+  CHECK(k[1] == 0);
+}
+
 TEST_CASE("RNG distributions have the right moments") {
   Rng rng(5);
   const int n = 200000;

@@ -10,6 +10,7 @@
 #include "autograd/ops.hpp"
 #include "autograd/tape.hpp"
 #include "groups/group.hpp"
+#include "kernels/causal_mha.hpp"
 #include "kernels/kernel_checks.hpp"
 #include "kernels/reference.hpp"
 #include "kernels/relative_update.hpp"
@@ -73,4 +74,29 @@ TEST_CASE("check_equivalent catches a forward or a backward that differs from th
       "fused", [&](const std::vector<ag::Vard>& x) { return kernels::relative_update(*g, x[0], x[1], ag::Vard()); },
       reference, in, rng);
   CHECK(ok.passed);
+}
+
+TEST_CASE("attention dropout: the fused op drops what ag::dropout drops, and rejects a bad rate") {
+  Rng rng(3);
+  const ag::Vard qkv = ag::Vard::constant(rng.normal_array<double>(Shape{2, 7, 3 * 4}));
+  const std::vector<double> slopes = {0.5, 0.25};
+  // Rate 0 is the op without dropout, whatever generator is passed (none is drawn from).
+  Rng unused(1);
+  const uint64_t before = Rng(1).next_u64();
+  CHECK(max_abs_diff(kernels::causal_self_attention(qkv, 2, slopes, 0.5, 0.0, &unused).value(),
+                     kernels::causal_self_attention(qkv, 2, slopes, 0.5).value()) == 0.0);
+  CHECK(unused.next_u64() == before);
+  // A positive rate changes the output, and two generators in one state give one mask.
+  Rng a(9), b(9);
+  const Array<double> with = kernels::causal_self_attention(qkv, 2, slopes, 0.5, 0.5, &a).value();
+  CHECK(max_abs_diff(with, kernels::causal_self_attention(qkv, 2, slopes, 0.5).value()) > 1e-3);
+  CHECK(max_abs_diff(with, kernels::causal_self_attention(qkv, 2, slopes, 0.5, 0.5, &b).value()) == 0.0);
+  CHECK(a.next_u64() == b.next_u64());
+  for (const double bad : {-0.1, 1.0, 1.5}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH_AS(kernels::causal_self_attention(qkv, 2, slopes, 0.5, bad, &a),
+                         doctest::Contains("dropout must be in [0, 1)"), ValueError);
+  }
+  CHECK_THROWS_WITH_AS(kernels::causal_self_attention(qkv, 2, slopes, 0.5, 0.1, nullptr),
+                       doctest::Contains("needs a random generator"), ValueError);
 }
