@@ -261,10 +261,13 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
                  if table.get("best_seeds") else ""),
              "Wall time: %s%s. The runs share a 2-core machine with other work, so their own tokens/s and wall "
              "times measure the load as much as the model; `time at bench speed` is the tokens a run trained "
-             "at its model's quiet speed (2 threads, %s), the time axis of the plot." % (
+             "at its model's quiet speed (2 threads, %s), the time axis of the plot%s." % (
                  wall_time_text(walls) if walls else "none finished yet",
                  "; each run trained on %s thread%s (train.threads)" % (
-                     " or ".join(map(str, threads)), "" if threads == [1] else "s") if threads else "", table.get("bench_dir", "no benchmark named")),
+                     " or ".join(map(str, threads)), "" if threads == [1] else "s") if threads else "", table.get("bench_dir", "no benchmark named"),
+                 "; a dropout row's is its model's speed without dropout, so for the transformer, whose attention "
+                 "dropout slows it (docs/performance.md, \"Since run 6\"), its time is a "
+                 "lower bound" if any(r.get("dropout") for r in out_rows if r["n"]) else ""),
              "Produced by `scripts/reproduce.sh %s` from `configs/paper/tables.json`." % table_name, "",
              "| run | params | lr | dropout | best val BPC | test BPC at best | paper val | paper test | best step "
              "| steps | final val | final test | tokens/s | wall time per run | time at bench speed | max grad norm |",

@@ -155,6 +155,7 @@ class LongTables(unittest.TestCase):
         self.assertIn("test BPC at best", md)
         self.assertIn("; each run trained on 1 thread (train.threads).", md)
         self.assertIn("transformer-dropout (best of transformer)", md)
+        self.assertIn("a dropout row's is its model's speed without dropout", md)
         self.assertIn("2.520 ± 0.010", md)
         with open(os.path.join(self.root, "long-convergence.svg")) as f:
             self.assertIn("<path", f.read())
