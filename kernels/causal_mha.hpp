@@ -16,8 +16,9 @@
 // draw it for the (B*h,T,T) probabilities, one uniform per element in row-major order
 // (above the diagonal too), so the op equals dropout(softmax(S), p, rng) followed by
 // the product, and a model keeps its random stream whichever of the two it runs.
-// Backward: dv = P~^T dO, dP = (dO v^T) .* M / (1 - p), then dS as above; the rowsum
-// is over P .* dP, which with dropout is no longer dO . o. The mask is kept as bytes.
+// Backward: dv = P~^T dO, dP = (dO v^T) .* M / (1 - p), then dS as above, its rowsum
+// taken over P .* dP directly (equal to dO . o, as without dropout). The mask is kept
+// as bytes.
 #pragma once
 #include <vector>
 

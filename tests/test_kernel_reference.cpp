@@ -9,6 +9,7 @@
 
 #include "autograd/ops.hpp"
 #include "autograd/tape.hpp"
+#include "core/parallel.hpp"
 #include "groups/group.hpp"
 #include "kernels/causal_mha.hpp"
 #include "kernels/kernel_checks.hpp"
@@ -99,4 +100,52 @@ TEST_CASE("attention dropout: the fused op drops what ag::dropout drops, and rej
   }
   CHECK_THROWS_WITH_AS(kernels::causal_self_attention(qkv, 2, slopes, 0.5, 0.1, nullptr),
                        doctest::Contains("needs a random generator"), ValueError);
+}
+
+TEST_CASE("attention dropout on two threads: the reference's values in double, one thread's bits in float") {
+  // B = 8 rows of h = 4 heads, T = 128, e = 8: 4 B h T^2 e = 2^24 FLOPs, the kernel's
+  // threshold for its OpenMP split, so each thread runs its own scratch rows.
+  const int64_t B = 8, T_ = 128, D = 32;
+  const int heads = 4;
+  const std::vector<double> slopes = {0.5, 0.25, 0.125, 0.0625};
+  const int threads_before = num_threads();
+  set_num_threads(2);
+  Rng rng(21);
+  const Array<double> x = rng.normal_array<double>(Shape{B, T_, 3 * D});
+  const ag::EquivalenceResult r = ag::check_equivalent(
+      "causal_self_attention, dropout 0.2, two threads",
+      [&](const std::vector<ag::Vard>& v) {
+        Rng mask_rng(4);
+        return kernels::causal_self_attention(v[0], heads, slopes, 0.5, 0.2, &mask_rng);
+      },
+      [&](const std::vector<ag::Vard>& v) {
+        Rng mask_rng(4);
+        return kernels::causal_self_attention_reference(v[0], heads, slopes, 0.5, 0.2, &mask_rng);
+      },
+      {x}, rng);
+  INFO("forward error " << r.forward_error << ", backward error " << r.backward_error);
+  CHECK(r.passed);
+  // Float: the same op on one thread and on two, forward and backward, bit for bit.
+  const std::vector<float> slopes_f(slopes.begin(), slopes.end());
+  Array<float> xf(x.shape()), seed(Shape{B, T_, D});
+  for (int64_t i = 0; i < x.size(); ++i) xf[i] = static_cast<float>(x[i]);
+  for (int64_t i = 0; i < seed.size(); ++i) seed[i] = static_cast<float>(rng.normal());
+  auto run = [&](int threads, Array<float>& grad) {
+    set_num_threads(threads);
+    auto& tape = ag::Tape<float>::current();
+    tape.clear();
+    ag::Varf q = ag::Varf::parameter(xf);
+    Rng mask_rng(4);
+    ag::Varf y = kernels::causal_self_attention(q, heads, slopes_f, 0.5f, 0.2, &mask_rng);
+    tape.backward(y, seed);
+    grad = q.grad();
+    tape.clear();
+    return y.value();
+  };
+  Array<float> g1, g2;
+  const Array<float> y1 = run(1, g1), y2 = run(2, g2);
+  CHECK(max_abs_diff(y1, y2) == 0.0);
+  CHECK(max_abs_diff(g1, g2) == 0.0);
+  CHECK(max_abs_diff(g1, Array<float>(g1.shape(), 0.0f)) > 0.0);
+  set_num_threads(threads_before);
 }
