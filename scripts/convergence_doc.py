@@ -149,44 +149,101 @@ def side_row(summary, kind, key):
     return r, bool(r) and not r.get("pending")
 
 
+def mean_diff_se(a, b, key):
+    """The standard error of a's mean minus b's for summary rows with n and KEY_mean,
+    KEY_std; None when a side has a single seed (no spread to estimate)."""
+    sa, sb = a.get(key + "_std"), b.get(key + "_std")
+    if a["n"] > 1 and b["n"] > 1 and sa is not None and sb is not None:
+        return math.sqrt(sa ** 2 / a["n"] + sb ** 2 / b["n"])
+    return None
+
+
+def combined_se(*ses):
+    return None if any(x is None for x in ses) else math.sqrt(sum(x * x for x in ses))
+
+
+def signed(x, down, up):
+    """'fell by 0.148' / 'rose by 0.010' style words for a change x (down when x >= 0)."""
+    return "%s %.3f" % (down if x >= 0 else up, abs(x))
+
+
+def gap_words(gap):
+    """'0.336 below' when training BPC is below validation by 0.336, '0.010 above' otherwise."""
+    return "%.3f %s" % (abs(gap), "below" if gap >= 0 else "above")
+
+
+def why_reading(moved_val, moved_test, se_val, se_test):
+    """Which part carried the move of a comparison, by fixed rules on the moves of the two
+    differences (validation and test) from the 2,000-step table to the best checkpoints."""
+    carry = moved_test - moved_val  # the part of the test move that validation did not see
+    text = " So the test difference moved by %+.3f and the validation difference by %+.3f" % (moved_test, moved_val)
+    if se_val is not None and abs(moved_val) <= 2 * se_val:
+        text += " (the validation move within twice its standard error, %.3f)" % se_val
+    if se_test is not None and abs(moved_test) <= 2 * se_test:
+        return text + (": the test comparison did not move beyond twice its standard error (%.3f), so the longer "
+                       "budget did not change it beyond the seeds' noise." % se_test)
+    if abs(carry) > 2 * abs(moved_val):
+        return text + (": most of the test move is in how each side's best checkpoint carries from the validation "
+                       "split to the test split, not in the validation BPC both are selected on.")
+    if abs(moved_val) > 2 * abs(carry):
+        return text + (": most of the test move is the validation move, so it is in how far each side got with the "
+                       "longer budget, and the test split follows the validation split.")
+    return text + ": both parts count, the longer budget's effect on validation and how each side carries it to test."
+
+
+def config_notes(pairs):
+    """Differences in learning rate or dropout between a long row and its 2,000-step row."""
+    notes = []
+    for name, long_row, short_row in pairs:
+        if long_row.get("dropout"):
+            notes.append("the %s's long configuration has dropout %g, its 2,000-step run none" % (
+                name, long_row["dropout"]))
+        if short_row.get("lr") is not None and long_row.get("lr") != short_row.get("lr"):
+            notes.append("the %s's learning rate is %g in the long run and %g in the 2,000-step run" % (
+                name, long_row["lr"], short_row["lr"]))
+    return notes
+
+
 def why(tables, short_tables):
-    """How each comparison moved from the 2,000-step table to the best checkpoints, split
-    into what the models fit on training text, on validation and on test, with the rule-
-    based reading of which part carried the change. Every number comes from the summaries."""
+    """How each comparison moved from the 2,000-step table's runs to the long runs' best
+    checkpoints, split into what the models fit on training text, on validation and on
+    test, with the rule-based reading of which part carried the change (why_reading).
+    Every number comes from the summaries; the moves are computed from the printed,
+    rounded differences so that the text adds up."""
     lines = []
     for label, long_name, short_name, sides in WHY:
         (na, kind_a, ka, sa), (nb, kind_b, kb, sb) = sides
         (a, fa), (b, fb) = side_row(tables.get(long_name), kind_a, ka), side_row(tables.get(long_name), kind_b, kb)
-        short = {r["model"]: r for r in (short_tables.get(short_name) or {}).get("rows", []) if r.get("n")}
-        if not (a and b and sa in short and sb in short):
-            continue
-        a0, b0 = short[sa], short[sb]
-        dv0, dt0 = a0["val_bpc_mean"] - b0["val_bpc_mean"], a0["test_bpc_mean"] - b0["test_bpc_mean"]
-        dv, dt = a["best_val_bpc_mean"] - b["best_val_bpc_mean"], a["test_bpc_at_best_mean"] - b["test_bpc_at_best_mean"]
-        text = ("%s (%s %s against %s %s)%s: the %s's test BPC minus the %s's was %+.3f at 2,000 steps and is %+.3f at "
-                "the best checkpoints; on validation %+.3f and %+.3f. From 2,000 steps to its best checkpoint the %s's "
-                "validation BPC fell by %.3f and the %s's by %.3f." % (
+        rows = [r for r in (short_tables.get(short_name) or {}).get("rows", []) if r.get("n")]
+        short = {m: [r for r in rows if r["model"] == m] for m in (sa, sb)}
+        if not (a and b) or any(len(v) != 1 for v in short.values()):
+            continue  # a side not run yet, or no single 2,000-step row to compare with
+        a0, b0 = short[sa][0], short[sb][0]
+        dv0, dt0 = (round(a0[k] - b0[k], 3) for k in ("val_bpc_mean", "test_bpc_mean"))
+        dv, dt = (round(a[k] - b[k], 3) for k in ("best_val_bpc_mean", "test_bpc_at_best_mean"))
+        text = ("%s, %s (%s) against %s (%s)%s: the %s's test BPC minus the %s's was %+.3f in the 2,000-step table "
+                "and is %+.3f at the long runs' best checkpoints; on validation %+.3f and %+.3f. From the 2,000-step "
+                "runs to the best checkpoints the %s's validation BPC %s and the %s's %s." % (
                     label, na, a["model"], nb, b["model"], "" if fa and fb else " (provisional)", na, nb, dt0, dt,
-                    dv0, dv, na, a0["val_bpc_mean"] - a["best_val_bpc_mean"], nb,
-                    b0["val_bpc_mean"] - b["best_val_bpc_mean"]))
+                    dv0, dv, na, signed(a0["val_bpc_mean"] - a["best_val_bpc_mean"], "fell by", "rose by"), nb,
+                    signed(b0["val_bpc_mean"] - b["best_val_bpc_mean"], "fell by", "rose by")))
+        notes = config_notes([(na, a, a0), (nb, b, b0)])
+        if notes:
+            text += " (%s, so the moves include that as well as the budget.)" % "; ".join(notes)
         if a.get("train_bpc_at_best_mean") is not None and b.get("train_bpc_at_best_mean") is not None:
             ga = a["best_val_bpc_mean"] - a["train_bpc_at_best_mean"]
             gb = b["best_val_bpc_mean"] - b["train_bpc_at_best_mean"]
-            text += (" At the best checkpoint the training BPC (the logged batches of the last evaluation interval%s) "
-                     "is %.3f below validation for the %s and %.3f for the %s." % (
-                         ", dropout active" if a["dropout"] or b["dropout"] else "", ga, na, gb, nb))
+            text += (" At the best checkpoint the training BPC (the mean of the batches logged in the evaluation "
+                     "interval ending there) is %s validation for the %s and %s for the %s%s." % (
+                         gap_words(ga), na, gap_words(gb), nb,
+                         "; dropout is active in training, which raises the training BPC of a side with dropout, "
+                         "so its gap is not comparable with one without" if a["dropout"] or b["dropout"] else ""))
         oa = a["test_bpc_at_best_mean"] - a["best_val_bpc_mean"]
         ob = b["test_bpc_at_best_mean"] - b["best_val_bpc_mean"]
         text += " Test BPC sits %+.3f from validation for the %s and %+.3f for the %s." % (oa, na, ob, nb)
-        moved_val, moved_test = dv - dv0, dt - dt0
-        if abs(moved_test - moved_val) > abs(moved_val):
-            text += (" So the test difference moved by %+.3f while the validation difference moved by %+.3f: most of "
-                     "the change is in how each family's best checkpoint carries from the validation split to the "
-                     "test split, not in the validation BPC both are selected on." % (moved_test, moved_val))
-        else:
-            text += (" So the validation difference moved by %+.3f and the test difference by %+.3f: the change is "
-                     "in how far each family got with the longer budget, and the test split follows the "
-                     "validation split." % (moved_val, moved_test))
+        se_val = combined_se(mean_diff_se(a, b, "best_val_bpc"), mean_diff_se(a0, b0, "val_bpc"))
+        se_test = combined_se(mean_diff_se(a, b, "test_bpc_at_best"), mean_diff_se(a0, b0, "test_bpc"))
+        text += why_reading(round(dv - dv0, 3), round(dt - dt0, 3), se_val, se_test)
         lines.append("- " + text)
     return lines
 
@@ -258,8 +315,9 @@ def section(tables, short_verdicts, table_md, short_tables=None):
         out += ["What changed from the 2,000-step verdicts above:", ""] + changes + [""]
     explained = why(tables, short_tables or {})
     if explained:
-        out += ["Why the comparisons moved from 2,000 steps (from the runs' logs; the training BPC is the mean of "
-                "the logged training batches, so it is measured on the text being fitted):", ""] + explained + [""]
+        out += ["Why the comparisons moved from the 2,000-step tables (each side's numbers from its summary in "
+                "results/; the training BPC is the mean of the logged training batches, so it is measured on the "
+                "text being fitted):", ""] + explained + [""]
     for name in [SCREEN] + LONG:
         md = table_md(name) if rows_done(tables.get(name)) else None
         if md is None:

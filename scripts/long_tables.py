@@ -208,7 +208,8 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
                              ("test_bpc_at_best", [x.get("test_bpc_at_best", x.get("test_bpc")) for x in res]),
                              ("val_bpc", [x["val_bpc"] for x in res if x["val_bpc"] is not None]),
                              ("test_bpc", [x["test_bpc"] for x in res if x["test_bpc"] is not None]),
-                             ("train_bpc_at_best", [t for t in trained if t is not None])):
+                             # Only when every seed logged it, so it averages the seeds the other columns do.
+                             ("train_bpc_at_best", trained if None not in trained else [])):
             row[name + "_mean"], row[name + "_std"] = mean_std(values)
         if res:
             cfg = res[0]["config"]

@@ -251,39 +251,70 @@ class LongTables(unittest.TestCase):
         self.assertIsNone(long_tables.train_bpc_before(os.path.join(self.root, "none.jsonl"), 1000, 500))
 
     def test_why_the_comparisons_moved(self):
-        def row(model, family, val, test, train, pending=()):
-            return {"model": model, "family": family, "n": 1, "best_val_bpc_mean": val, "test_bpc_at_best_mean": test,
-                    "train_bpc_at_best_mean": train, "dropout": 0.0, "pending": list(pending)}
+        def row(model, family, val, test, train, n=1, std=0.0, dropout=0.0, pending=()):
+            return {"model": model, "family": family, "n": n, "best_val_bpc_mean": val, "best_val_bpc_std": std,
+                    "test_bpc_at_best_mean": test, "test_bpc_at_best_std": std, "train_bpc_at_best_mean": train,
+                    "dropout": dropout, "lr": 0.01, "pending": list(pending)}
+
+        def short_row(model, val, test, std=0.0):
+            return {"model": model, "n": 3, "val_bpc_mean": val, "val_bpc_std": std, "test_bpc_mean": test,
+                    "test_bpc_std": std, "lr": 0.01}
         long = {"chosen": {"osmformer": "osmformer-linear", "transformer": "transformer"},
-                "rows": [row("osmformer-linear", "osmformer", 2.3, 2.5, 2.0), row("transformer", "transformer", 2.2,
-                                                                                    2.5, 1.9)]}
-        short = {"ts100k": {"rows": [{"model": "osmformer-linear", "n": 3, "val_bpc_mean": 2.5, "test_bpc_mean": 2.6},
-                                     {"model": "transformer", "n": 3, "val_bpc_mean": 2.4, "test_bpc_mean": 2.5}]}}
-        # Validation difference +0.1 before and after, test +0.1 then 0: the test split carried the change.
-        lines = convergence_doc.why({"ts100k_long": long}, short)
-        self.assertEqual(len(lines), 1)
-        self.assertIn("was +0.100 at 2,000 steps and is +0.000 at the best checkpoints; on validation +0.100 and "
-                      "+0.100", lines[0])
-        self.assertIn("is 0.300 below validation for the OSMFormer and 0.300 for the transformer", lines[0])
-        self.assertIn("Test BPC sits +0.200 from validation for the OSMFormer and +0.300", lines[0])
-        self.assertIn("most of the change is in how each family's best checkpoint carries", lines[0])
-        self.assertNotIn("provisional", lines[0])
-        # Both differences move together: the longer budget carried the change.
+                "rows": [row("osmformer-linear", "osmformer", 2.3, 2.5, 2.0),
+                         row("transformer", "transformer", 2.2, 2.5, 2.25)]}
+        short = {"ts100k": {"rows": [short_row("osmformer-linear", 2.5, 2.6), short_row("transformer", 2.4, 2.5)]}}
+
+        def line(tables=None, shorts=None):
+            out = convergence_doc.why(tables or {"ts100k_long": long}, short if shorts is None else shorts)
+            self.assertEqual(len(out), 1)
+            return out[0]
+        # Validation difference +0.1 before and after, test +0.1 then 0: the split carried the change.
+        text = line()
+        self.assertIn("was +0.100 in the 2,000-step table and is +0.000 at the long runs' best checkpoints; on "
+                      "validation +0.100 and +0.100", text)
+        self.assertIn("the OSMFormer's validation BPC fell by 0.200 and the transformer's fell by 0.200", text)
+        self.assertIn("is 0.300 below validation for the OSMFormer and 0.050 above for the transformer", text)
+        self.assertIn("Test BPC sits +0.200 from validation for the OSMFormer and +0.300", text)
+        self.assertIn("test difference moved by -0.100 and the validation difference by +0.000", text)
+        self.assertIn("carries from the validation split to the test split", text)
+        self.assertNotIn("provisional", text)
+        self.assertNotIn("dropout", text)
+        # Both differences move together: the validation move carried it.
         long["rows"][0].update(best_val_bpc_mean=2.2, test_bpc_at_best_mean=2.5)
-        lines = convergence_doc.why({"ts100k_long": long}, short)
-        self.assertIn("the change is in how far each family got with the longer budget", lines[0])
-        # Seeds still running: provisional. No 2,000-step table or a missing side: no line.
+        self.assertIn("most of the test move is the validation move", line())
+        # Neither part dominates: validation moved -0.1, test -0.2.
+        long["rows"][0].update(best_val_bpc_mean=2.2, test_bpc_at_best_mean=2.4)
+        self.assertIn("both parts count", line())
+        # With seeds, a test move within twice its standard error is named as noise.
+        for r in long["rows"]:
+            r.update(n=3, best_val_bpc_std=0.2, test_bpc_at_best_std=0.2)
+        self.assertIn("did not move beyond twice its standard error", line())
+        for r in long["rows"]:
+            r.update(n=1, best_val_bpc_std=0.0, test_bpc_at_best_std=0.0)
+        # A worse validation BPC than at 2,000 steps reads "rose"; dropout is named with its effect.
+        long["rows"][1].update(best_val_bpc_mean=2.45, dropout=0.05)
+        text = line()
+        self.assertIn("the transformer's rose by 0.050", text)
+        self.assertIn("the transformer's long configuration has dropout 0.05, its 2,000-step run none", text)
+        self.assertIn("so its gap is not comparable with one without", text)
+        long["rows"][1].update(best_val_bpc_mean=2.2, dropout=0.0)
+        # No training BPC logged: that sentence is left out, the rest stays.
+        long["rows"][1]["train_bpc_at_best_mean"] = None
+        self.assertNotIn("training BPC (the mean", line())
+        long["rows"][1]["train_bpc_at_best_mean"] = 2.25
+        # Seeds still running: provisional. No 2,000-step table, an ambiguous one, or a missing side: no line.
         long["rows"][1]["pending"] = ["transformer-s2"]
-        self.assertIn("(provisional)", convergence_doc.why({"ts100k_long": long}, short)[0])
+        self.assertIn("(provisional)", line())
         self.assertEqual(convergence_doc.why({"ts100k_long": long}, {}), [])
+        twice = {"ts100k": {"rows": short["ts100k"]["rows"] + [short_row("transformer", 2.3, 2.4)]}}
+        self.assertEqual(convergence_doc.why({"ts100k_long": long}, twice), [])
         self.assertEqual(convergence_doc.why({"ts100k_long": dict(long, rows=long["rows"][:1])}, short), [])
         # Claim 3 compares models, not families.
         rec = {"chosen": {}, "rows": [row("osm-rnn-linear", "osm-rnn", 2.6, 2.7, 2.4), row("lstm", "lstm", 2.2, 2.4,
                                                                                            1.9)]}
-        short["recurrent"] = {"rows": [{"model": "osm-rnn-linear", "n": 3, "val_bpc_mean": 2.8, "test_bpc_mean": 2.9},
-                                       {"model": "lstm", "n": 3, "val_bpc_mean": 2.4, "test_bpc_mean": 2.5}]}
-        lines = convergence_doc.why({"recurrent_long": rec}, short)
-        self.assertIn("OSM-RNN against the LSTM (OSM-RNN osm-rnn-linear against LSTM lstm):", lines[0])
+        short["recurrent"] = {"rows": [short_row("osm-rnn-linear", 2.8, 2.9), short_row("lstm", 2.4, 2.5)]}
+        text = convergence_doc.why({"recurrent_long": rec}, short)[0]
+        self.assertIn("OSM-RNN against the LSTM, OSM-RNN (osm-rnn-linear) against LSTM (lstm):", text)
 
     def test_nothing_finished_writes_nothing(self):
         ready, waiting, chosen = self.plan("long")
