@@ -35,13 +35,22 @@ writes the tables without training anything. Long tables emit only the runs that
 ready: collect, then emit again for the runs that waited (screen-chosen rates, extra
 seeds). docs/distributed.md shows a Slurm script.
 
+--park keeps unfinished runs across machines that do not keep runs/: it trains nothing
+and copies each unfinished run's state (last.json and best.json gzipped, the latter
+without its optimizer state, which nothing reads back; config.json, metrics.jsonl)
+into results/parked/TABLE/RUN/, committed with --commit. A later invocation on a fresh
+clone finds the parked copy when runs/ has none, unpacks it and resumes exactly where
+the run stopped; when the run finishes, its parked copy is deleted (and the deletion
+committed with its results).
+
 Usage: scripts/reproduce.py [--list] [--dry-run] [--summarize-only] [--commit]
-                            [--emit-jobs FILE | --collect]
+                            [--emit-jobs FILE | --collect | --park]
                             [--binary build/liegrad] [--results-dir DIR] [--runs-dir DIR]
                             [--set key=value ...] [--only SUBSTRING ...] [TABLE ...]
 Standard library only.
 """
 import argparse
+import gzip
 import itertools
 import json
 import math
@@ -60,6 +69,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MANIFEST = os.path.join(ROOT, "configs", "paper", "tables.json")
 RESULTS = os.path.join(ROOT, "results")        # --results-dir
 RUNS = os.path.join(ROOT, "runs", "paper")     # --runs-dir
+PARKED = os.path.join(RESULTS, "parked")       # --park; follows --results-dir
+PARKED_FILES = ("config.json", "metrics.jsonl", "last.json.gz", "best.json.gz")
 EXTRA_SETS = {}                                # --set, applied to every run after the table's
 PAPER = {  # the paper's numbers (../shared/spec/models.md section 8): (val, test)
     ("ts100k", "osmformer-linear"): (2.254, 2.464),
@@ -215,6 +226,15 @@ def train(binary, table_name, table, run, dry_run, commit, manifest, mode="train
         return "done"
     run_dir = os.path.join(RUNS, table_name, run["id"])
     finished = os.path.exists(os.path.join(run_dir, "result.json"))
+    parked = os.path.join(PARKED, table_name, run["id"])
+    if mode != "collect" and not finished and not os.path.exists(os.path.join(run_dir, "last.json")) and \
+            os.path.exists(os.path.join(parked, "last.json.gz")):
+        # A run parked by --park on another machine resumes (or is emitted to resume) here.
+        print("[%s] %s: unparking %s" % (table_name, run["id"], os.path.relpath(parked, ROOT)), flush=True)
+        if dry_run:
+            print("  " + " ".join(train_command(binary, table, run, run_dir) + ["--resume"]))
+            return "pending"
+        unpark(parked, run_dir)
     if mode == "emit":
         if not finished:
             jobs.append(job_line(binary, table, run, run_dir))
@@ -255,9 +275,104 @@ def train(binary, table_name, table, run, dry_run, commit, manifest, mode="train
     os.makedirs(res_dir, exist_ok=True)
     for f in ("config.json", "metrics.jsonl", "result.json"):
         shutil.copy(os.path.join(run_dir, f), os.path.join(res_dir, f))
+    paths = [res_dir]
+    if os.path.isdir(parked):  # the finished run's parked copy has served
+        shutil.rmtree(parked)
+        for d in (os.path.dirname(parked), PARKED):  # and the directories it leaves empty
+            if os.path.isdir(d) and not os.listdir(d):
+                os.rmdir(d)
+        if commit and git_tracked(parked):
+            paths.append(parked)
     if commit:
-        git_commit_paths([res_dir], "results: %s/%s" % (table_name, run["id"]))
+        git_commit_paths(paths, "results: %s/%s" % (table_name, run["id"]))
     return "done"
+
+
+def park(table_name, run_id, run_dir):
+    """Copies an unfinished run's state into PARKED/TABLE/RUN (see the module's head
+    comment) and returns that directory. Park a stopped run; a running one is read as a
+    consistent pair (best.json's step is the best step last.json records), retried while
+    an evaluation rewrites them. Each file is written beside its final name and renamed
+    into place, so an interrupted park leaves the previous parked copy whole."""
+    best_path = os.path.join(run_dir, "best.json")
+    for attempt in range(20):
+        best = None
+        if os.path.exists(best_path):
+            with open(best_path) as f:
+                best = json.load(f)
+        with open(os.path.join(run_dir, "last.json")) as f:
+            last = json.load(f)
+        if best is None or best["step"] == last.get("progress", {}).get("best_step", best["step"]):
+            break
+        time.sleep(1)
+    else:
+        raise RuntimeError("park: %s's best.json and last.json kept disagreeing on the best step" % run_dir)
+    dest = os.path.join(PARKED, table_name, run_id)
+    os.makedirs(dest, exist_ok=True)
+    for name, ckpt in (("last.json", last), ("best.json", best)):
+        if ckpt is None:  # no stale copy from an earlier park of this run
+            if os.path.exists(os.path.join(dest, name + ".gz")):
+                os.remove(os.path.join(dest, name + ".gz"))
+            continue
+        if name == "best.json":
+            ckpt.pop("optimizer", None)  # read back only by load_model (the weights)
+        tmp = os.path.join(dest, name + ".gz.tmp")
+        with gzip.open(tmp, "wt") as f:
+            json.dump(ckpt, f, separators=(",", ":"))
+        os.replace(tmp, os.path.join(dest, name + ".gz"))
+    for name in ("config.json", "metrics.jsonl"):  # resume drops metrics past last.json's step
+        shutil.copy(os.path.join(run_dir, name), os.path.join(dest, name + ".tmp"))
+        os.replace(os.path.join(dest, name + ".tmp"), os.path.join(dest, name))
+    return dest
+
+
+def unpark(parked, run_dir):
+    """Restores a parked run into run_dir, where `liegrad train --resume` continues it."""
+    os.makedirs(run_dir, exist_ok=True)
+    for name in PARKED_FILES:
+        src = os.path.join(parked, name)
+        if not os.path.exists(src):
+            continue
+        if name.endswith(".gz"):
+            with gzip.open(src, "rt") as f:
+                ckpt = json.load(f)
+            with open(os.path.join(run_dir, name[:-3]), "w") as f:
+                json.dump(ckpt, f)
+        else:
+            shutil.copy(src, os.path.join(run_dir, name))
+
+
+def park_runs(tables, only, commit):
+    """--park: parks every unfinished run (a last.json and no result.json) of `tables`
+    found under RUNS whose id matches --only. Returns the parked directories."""
+    parked = []
+    for t in tables:
+        root = os.path.join(RUNS, t)
+        if not os.path.isdir(root):
+            continue
+        for run_id in sorted(os.listdir(root)):
+            run_dir = os.path.join(root, run_id)
+            if not os.path.exists(os.path.join(run_dir, "last.json")) or \
+                    os.path.exists(os.path.join(run_dir, "result.json")):
+                continue
+            if only and not any(s in run_id for s in only):
+                continue
+            dest = park(t, run_id, run_dir)
+            with gzip.open(os.path.join(dest, "last.json.gz"), "rt") as f:
+                step = json.load(f)["step"]
+            print("[%s] %s: parked at step %d in %s" % (t, run_id, step, os.path.relpath(dest, ROOT)), flush=True)
+            if commit:
+                git_commit_paths([dest], "parked: %s/%s at step %d (unfinished; resumes from here)" % (t, run_id, step))
+            parked.append(dest)
+    if not parked:
+        print("park: no unfinished run to park")
+    return parked
+
+
+def git_tracked(path):
+    """Whether git tracks anything under `path`."""
+    done = subprocess.run(["git", "-C", ROOT, "ls-files", "--", path], capture_output=True, text=True)
+    return done.returncode == 0 and done.stdout.strip() != ""
 
 
 def best_checkpoint(binary, run_dir):
@@ -631,6 +746,9 @@ def main():
                          "(a Slurm array task or GNU parallel job each)")
     ap.add_argument("--collect", action="store_true",
                     help="train nothing: copy the runs that finished (e.g. as --emit-jobs jobs) and write the tables")
+    ap.add_argument("--park", action="store_true",
+                    help="train nothing: copy each unfinished run's state into results/parked/ (committed with "
+                         "--commit) so that a fresh clone resumes it")
     ap.add_argument("--binary", default=os.path.join(ROOT, "build", "liegrad"))
     ap.add_argument("--results-dir", help="where results go (default results/)")
     ap.add_argument("--runs-dir", help="where runs train (default runs/paper/)")
@@ -639,9 +757,10 @@ def main():
     ap.add_argument("--only", action="append", default=[], metavar="SUBSTRING",
                     help="train only the runs whose id contains SUBSTRING (repeatable)")
     a = ap.parse_args()
-    global RESULTS, RUNS
+    global RESULTS, RUNS, PARKED
     if a.results_dir:
         RESULTS = os.path.abspath(a.results_dir)
+        PARKED = os.path.join(RESULTS, "parked")
     if a.runs_dir:
         RUNS = os.path.abspath(a.runs_dir)
     for s in a.set:
@@ -669,6 +788,12 @@ def main():
     if a.emit_jobs and a.collect:
         print("reproduce: --emit-jobs and --collect are two steps; give one", file=sys.stderr)
         return 2
+    if a.park and (a.emit_jobs or a.collect or a.dry_run or a.summarize_only):
+        print("reproduce: --park trains nothing and writes no table; give it alone", file=sys.stderr)
+        return 2
+    if a.park:
+        park_runs(a.tables or names, a.only, a.commit)
+        return 0
     mode = "emit" if a.emit_jobs else "collect" if a.collect else "train"
     jobs = []
     failed = 0

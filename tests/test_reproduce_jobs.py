@@ -2,10 +2,14 @@
 """Tests of `scripts/reproduce.py --emit-jobs FILE` and `--collect` (issue 15, sweeps as
 scheduler job arrays): one self-contained shell line per missing run, a line that trains
 its run when run on its own, a collect step that copies finished runs and writes the table
-without training anything, and emitted lines that shrink as runs finish. Trains one
-3-step LSTM run of the state_tracking table (under a second) with the tool in
-$LIEGRAD_TOOL. Registered with CTest (tests/CMakeLists.txt); standard library only."""
+without training anything, and emitted lines that shrink as runs finish. And of `--park`:
+an unfinished run parked in results/parked/ resumes on a machine without runs/ to the
+same result as a run never interrupted. Trains 2-4-step LSTM runs of the state_tracking
+table (about a second each) with the tool in $LIEGRAD_TOOL. Registered with CTest
+(tests/CMakeLists.txt); standard library only."""
+import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -16,7 +20,9 @@ SCRIPT = os.path.join(ROOT, "scripts", "reproduce.py")
 TOOL = os.environ.get("LIEGRAD_TOOL", os.path.join(ROOT, "build", "liegrad"))
 
 
-class EmitAndCollect(unittest.TestCase):
+class Sandbox(unittest.TestCase):
+    """results/ and runs/ in a temporary directory; the state_tracking table's words:Z2
+    seed-1 runs only."""
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
         self.results = os.path.join(self.tmp.name, "results")
@@ -25,18 +31,20 @@ class EmitAndCollect(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def reproduce(self, *args):
+    def reproduce(self, *args, steps=3, only="words-Z2-s1"):
         return subprocess.run([sys.executable, SCRIPT, "--binary", TOOL, "--results-dir", self.results,
-                               "--runs-dir", self.runs, "--set", "train.steps=3", "--only", "words-Z2-s1"]
+                               "--runs-dir", self.runs, "--set", "train.steps=%d" % steps, "--only", only]
                               + list(args) + ["state_tracking"], capture_output=True, text=True)
 
-    def emit(self):
+    def emit(self, steps=3):
         path = os.path.join(self.tmp.name, "jobs.txt")
-        done = self.reproduce("--emit-jobs", path)
+        done = self.reproduce("--emit-jobs", path, steps=steps)
         self.assertEqual(done.returncode, 0, done.stderr)
         with open(path) as f:
             return f.read().splitlines()
 
+
+class EmitAndCollect(Sandbox):
     def test_emit_run_one_collect_emit_again(self):
         lines = self.emit()
         self.assertEqual(len(lines), 9)  # the table's nine models on words:Z2, seed 1
@@ -68,6 +76,54 @@ class EmitAndCollect(unittest.TestCase):
         done = self.reproduce("--collect", "--emit-jobs", os.path.join(self.tmp.name, "x"))
         self.assertEqual(done.returncode, 2)
         self.assertIn("two steps", done.stderr)
+
+
+class Park(Sandbox):
+    RUN = "lstm-dataset=words-Z2-s1"
+
+    def result(self):
+        with open(os.path.join(self.results, "state_tracking", self.RUN, "result.json")) as f:
+            r = json.load(f)
+        return {k: v for k, v in r.items() if "second" not in k and "elapsed" not in k}
+
+    def test_parked_run_resumes_on_a_fresh_machine_to_the_uninterrupted_result(self):
+        # The uninterrupted run: 4 steps.
+        done = self.reproduce(steps=4, only=self.RUN)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        straight = self.result()
+        shutil.rmtree(self.results)
+        shutil.rmtree(self.runs)
+        # A run stopped after step 2: last.json and best.json at step 2, no result.json
+        # (what SIGTERM leaves; a 2-step run with its result.json removed).
+        line = [l for l in self.emit(steps=2) if self.RUN in l]
+        self.assertEqual(len(line), 1)
+        subprocess.run(["bash", "-c", line[0]], cwd=self.tmp.name, check=True)
+        run_dir = os.path.join(self.runs, "state_tracking", self.RUN)
+        os.remove(os.path.join(run_dir, "result.json"))
+        done = self.reproduce("--park")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("parked at step 2", done.stdout)
+        parked = os.path.join(self.results, "parked", "state_tracking", self.RUN)
+        self.assertEqual(sorted(os.listdir(parked)), ["best.json.gz", "config.json", "last.json.gz", "metrics.jsonl"])
+        # A fresh machine: no runs/. The run resumes at step 2 and ends where the straight one did.
+        shutil.rmtree(self.runs)
+        done = self.reproduce(steps=4, only=self.RUN)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("unparking", done.stdout)
+        with open(run_dir + ".log") as f:
+            self.assertIn("resuming at step 2", f.read())
+        self.assertEqual(self.result(), straight)
+        self.assertFalse(os.path.exists(os.path.join(self.results, "parked")))  # served, deleted
+
+    def test_park_skips_finished_runs_and_refuses_other_modes(self):
+        self.assertEqual(self.reproduce(only=self.RUN).returncode, 0)
+        done = self.reproduce("--park")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("no unfinished run to park", done.stdout)
+        self.assertFalse(os.path.exists(os.path.join(self.results, "parked")))
+        done = self.reproduce("--park", "--collect")
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("give it alone", done.stderr)
 
 
 if __name__ == "__main__":
