@@ -16,7 +16,10 @@ validation BPC, which is the one with three seeds. Learning rates, caps, patienc
 the dropout screen are stated in each table's comment in `configs/paper/tables.json`;
 the dropout rates come from the screen's best validation BPC, the OSM models' being
 update dropout (docs/training.md, "Regularisation"). A run that diverged after its best
-checkpoint is judged by that checkpoint (its table says so)."""
+checkpoint is judged by that checkpoint (its table says so). Where one side of a
+comparison has a single seed, the standard error of the difference takes the other
+side's seed-to-seed standard deviation for both sides (a single run has none of its
+own), and says so."""
 
 
 def rows_done(summary):
@@ -49,12 +52,22 @@ def fmt(r, key):
 
 
 def compare(a, b, key="test_bpc_at_best"):
+    """(a's mean minus b's, its text). With seeds on both sides the text gives the standard
+    error of the difference of means; with one seed on one side it gives the standard
+    error that side would have if its seeds spread as the other side's do (one seed has
+    no spread of its own), and says so."""
     d = a[key + "_mean"] - b[key + "_mean"]
     text = "%+.3f" % d
+    within = lambda se: "more than 2 standard errors" if abs(d) > 2 * se else "within 2 standard errors"
     if a["n"] > 1 and b["n"] > 1:
         se = math.sqrt(a[key + "_std"] ** 2 / a["n"] + b[key + "_std"] ** 2 / b["n"])
-        text += " ± %.3f (standard error; %s)" % (se, "more than 2 standard errors" if abs(d) > 2 * se
-                                                  else "within 2 standard errors")
+        text += " ± %.3f (standard error; %s)" % (se, within(se))
+    elif max(a["n"], b["n"]) > 1:
+        seeded = a if a["n"] > 1 else b
+        sd = seeded[key + "_std"]
+        se = sd * math.sqrt(1 + 1 / seeded["n"])
+        text += " (1 seed against %d; ± %.3f taking the %d seeds' spread for both; %s)" % (
+            seeded["n"], se, seeded["n"], within(se))
     return d, text
 
 
@@ -104,16 +117,24 @@ def claim_osmformer(tables):
 
 
 def claim_rnn(tables):
+    """The paper's OSM-RNN against the LSTM. Final once the OSM-RNN family's configuration
+    is chosen (the paper's model could be the one that gets seeds 2 and 3) and neither
+    row has seeds still pending; until then the evidence is shown and the verdict pending."""
     s = tables.get("recurrent_long")
     o, l = model_row(s, "osm-rnn-linear"), model_row(s, "lstm")
     if not (o and l):
         return "not yet run", [partial_evidence("recurrent_long", (("OSM-RNN", o), ("LSTM", l)))]
+    final = "osm-rnn" in (s.get("chosen") or {}) and not o.get("pending") and not l.get("pending")
     d, txt = compare(o, l)
-    ev = ["OSM-RNN, linear mixing (the paper's) %s against LSTM %s; difference %s." % (describe(o), describe(l), txt)]
+    ev = ["OSM-RNN, linear mixing (the paper's) %s against LSTM %s; difference %s%s." % (
+        describe(o), describe(l), txt, "" if final else
+        " (provisional: the OSM-RNN's configuration or a row's seeds 2 and 3 are not final yet)")]
     b = model_row(s, "osm-rnn-bounded")
     if b:
         ev.append("For context, not judged: OSM-RNN with bounded mixing (liegrad's) %s; difference to the LSTM %s." % (
             describe(b), compare(b, l)[1]))
+    if not final:
+        return "pending (partial evidence below; no verdict until the rows are final)", ev
     return verdict([d < 0]), ev
 
 

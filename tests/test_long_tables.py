@@ -197,6 +197,42 @@ class LongTables(unittest.TestCase):
         self.assertIn("~100K, on both datasets: pending", text)
         self.assertIn("(provisional: a family's configuration or its seeds 2 and 3 are not final yet)", text)
 
+    def test_claim_3_waits_for_the_choice_and_states_one_seed_against_three(self):
+        def row(model, family, val, test, n, std, pending=()):
+            return {"model": model, "family": family, "n": n, "best_val_bpc_mean": val, "best_val_bpc_std": std,
+                    "test_bpc_at_best_mean": test, "test_bpc_at_best_std": std, "lr": 0.003, "dropout": 0.0,
+                    "best_step": [1000] * n, "pending": list(pending)}
+        lstm = row("lstm", "lstm", 2.16, 2.41, 3, 0.01)
+        linear = row("osm-rnn-linear", "osm-rnn", 2.32, 2.52, 1, 0.0)
+        bounded = row("osm-rnn-bounded", "osm-rnn", 2.20, 2.45, 1, 0.0, pending=["osm-rnn-bounded-s2"])
+
+        def claim3(summary):
+            verdict, ev = convergence_doc.claim_rnn({"recurrent_long": summary})
+            return verdict, "\n".join(ev)
+        # The OSM-RNN family's configuration not chosen yet: the paper's model could still get seeds.
+        verdict, ev = claim3({"chosen": {"lstm": "lstm"}, "rows": [linear, lstm]})
+        self.assertTrue(verdict.startswith("pending"), verdict)
+        self.assertIn("(provisional: the OSM-RNN's configuration", ev)
+        # Chosen (bounded mixing), its seeds running: the paper's model is final at one seed.
+        summary = {"chosen": {"lstm": "lstm", "osm-rnn": "osm-rnn-bounded"}, "rows": [linear, bounded, lstm]}
+        verdict, ev = claim3(summary)
+        self.assertEqual(verdict, "does not hold")
+        self.assertNotIn("provisional", ev.split("For context")[0])
+        # One seed against three: the standard error the one seed would have with the LSTM's
+        # spread, 0.01 * sqrt(1 + 1/3) = 0.0115, and the difference +0.110 beyond twice it.
+        self.assertIn("difference +0.110 (1 seed against 3; ± 0.012 taking the 3 seeds' spread for both; more than "
+                      "2 standard errors)", ev)
+        # The paper's model chosen, its seeds 2 and 3 running: pending again.
+        linear_chosen = dict(linear, pending=["osm-rnn-linear-s2", "osm-rnn-linear-s3"])
+        verdict, _ = claim3(dict(summary, chosen={"lstm": "lstm", "osm-rnn": "osm-rnn-linear"},
+                                 rows=[linear_chosen, lstm]))
+        self.assertTrue(verdict.startswith("pending"), verdict)
+        # Three seeds each: the usual standard error of the difference of means.
+        _, text = convergence_doc.compare(dict(linear, n=3, test_bpc_at_best_std=0.02), lstm)
+        self.assertEqual(text, "+0.110 ± 0.013 (standard error; more than 2 standard errors)")
+        _, text = convergence_doc.compare(linear, dict(lstm, n=1))
+        self.assertEqual(text, "+0.110")
+
     def test_runs_still_improving_at_the_cap_are_named(self):
         row = {"model": "m", "n": 2, "seeds": [1, 2], "best_step": [29500, 20000], "steps": [30000, 30000]}
         early = dict(row, model="early", best_step=[9000], steps=[14000], seeds=[1], n=1)  # stopped by patience

@@ -5,7 +5,7 @@ its run when run on its own, a collect step that copies finished runs and writes
 without training anything, and emitted lines that shrink as runs finish. And of `--park`:
 an unfinished run parked in results/parked/ resumes on a machine without runs/ to the
 same result as a run never interrupted. Trains 2-4-step LSTM runs of the state_tracking
-table (about a second each) with the tool in $LIEGRAD_TOOL. Registered with CTest
+table (under a second each) with the tool in $LIEGRAD_TOOL. Registered with CTest
 (tests/CMakeLists.txt); standard library only."""
 import json
 import os
@@ -80,6 +80,10 @@ class EmitAndCollect(Sandbox):
 
 class Park(Sandbox):
     RUN = "lstm-dataset=words-Z2-s1"
+    # Evaluation at one length on a few sequences: the sanitizer build trains these runs
+    # about 16 times slower, and the test is about the run's state, not its scores.
+    SMALL_EVAL = ("--set", "data.eval_lengths=[64]", "--set", "data.val_sequences=16",
+                  "--set", "data.test_sequences=16")
 
     def result(self):
         with open(os.path.join(self.results, "state_tracking", self.RUN, "result.json")) as f:
@@ -88,43 +92,47 @@ class Park(Sandbox):
 
     def test_parked_run_resumes_on_a_fresh_machine_to_the_uninterrupted_result(self):
         # The uninterrupted run: 4 steps.
-        done = self.reproduce(steps=4, only=self.RUN)
+        done = self.reproduce(*self.SMALL_EVAL, steps=4, only=self.RUN)
         self.assertEqual(done.returncode, 0, done.stderr)
         straight = self.result()
         shutil.rmtree(self.results)
         shutil.rmtree(self.runs)
         # A run stopped after step 2: last.json and best.json at step 2, no result.json
         # (what SIGTERM leaves; a 2-step run with its result.json removed).
-        line = [l for l in self.emit(steps=2) if self.RUN in l]
+        path = os.path.join(self.tmp.name, "jobs.txt")
+        done = self.reproduce(*self.SMALL_EVAL, "--emit-jobs", path, steps=2, only=self.RUN)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        with open(path) as f:
+            line = f.read().splitlines()
         self.assertEqual(len(line), 1)
         subprocess.run(["bash", "-c", line[0]], cwd=self.tmp.name, check=True)
         run_dir = os.path.join(self.runs, "state_tracking", self.RUN)
         os.remove(os.path.join(run_dir, "result.json"))
-        done = self.reproduce("--park")
+        done = self.reproduce("--park", only=self.RUN)
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertIn("parked at step 2", done.stdout)
         parked = os.path.join(self.results, "parked", "state_tracking", self.RUN)
         self.assertEqual(sorted(os.listdir(parked)), ["best.json.gz", "config.json", "last.json.gz", "metrics.jsonl"])
         # A fresh machine: no runs/. The run resumes at step 2 and ends where the straight one did.
         shutil.rmtree(self.runs)
-        done = self.reproduce(steps=4, only=self.RUN)
+        done = self.reproduce(*self.SMALL_EVAL, steps=4, only=self.RUN)
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertIn("unparking", done.stdout)
         with open(run_dir + ".log") as f:
             self.assertIn("resuming at step 2", f.read())
         self.assertEqual(self.result(), straight)
         self.assertFalse(os.path.exists(os.path.join(self.results, "parked")))  # served, deleted
-
-    def test_park_skips_finished_runs_and_refuses_other_modes(self):
-        self.assertEqual(self.reproduce(only=self.RUN).returncode, 0)
-        done = self.reproduce("--park")
+        # A finished run is not parked.
+        done = self.reproduce("--park", only=self.RUN)
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertIn("no unfinished run to park", done.stdout)
         self.assertFalse(os.path.exists(os.path.join(self.results, "parked")))
+
+    def test_park_refuses_other_modes(self):
         done = self.reproduce("--park", "--collect")
         self.assertEqual(done.returncode, 2)
         self.assertIn("give it alone", done.stderr)
-
+        self.assertFalse(os.path.exists(self.runs))
 
 if __name__ == "__main__":
     unittest.main()
