@@ -290,7 +290,7 @@ def train(binary, table_name, table, run, dry_run, commit, manifest, mode="train
 
 def park(table_name, run_id, run_dir):
     """Copies an unfinished run's state into PARKED/TABLE/RUN (see the module's head
-    comment) and returns that directory. Park a stopped run; a running one is read as a
+    comment) and returns that directory and the step it was parked at. Park a stopped run; a running one is read as a
     consistent pair (best.json's step is the best step last.json records), retried while
     an evaluation rewrites them. Each file is written beside its final name and renamed
     into place, so an interrupted park leaves the previous parked copy whole."""
@@ -323,7 +323,7 @@ def park(table_name, run_id, run_dir):
     for name in ("config.json", "metrics.jsonl"):  # resume drops metrics past last.json's step
         shutil.copy(os.path.join(run_dir, name), os.path.join(dest, name + ".tmp"))
         os.replace(os.path.join(dest, name + ".tmp"), os.path.join(dest, name))
-    return dest
+    return dest, last["step"]
 
 
 def unpark(parked, run_dir):
@@ -334,10 +334,8 @@ def unpark(parked, run_dir):
         if not os.path.exists(src):
             continue
         if name.endswith(".gz"):
-            with gzip.open(src, "rt") as f:
-                ckpt = json.load(f)
-            with open(os.path.join(run_dir, name[:-3]), "w") as f:
-                json.dump(ckpt, f)
+            with gzip.open(src, "rb") as f, open(os.path.join(run_dir, name[:-3]), "wb") as out:
+                shutil.copyfileobj(f, out)
         else:
             shutil.copy(src, os.path.join(run_dir, name))
 
@@ -357,9 +355,7 @@ def park_runs(tables, only, commit):
                 continue
             if only and not any(s in run_id for s in only):
                 continue
-            dest = park(t, run_id, run_dir)
-            with gzip.open(os.path.join(dest, "last.json.gz"), "rt") as f:
-                step = json.load(f)["step"]
+            dest, step = park(t, run_id, run_dir)
             print("[%s] %s: parked at step %d in %s" % (t, run_id, step, os.path.relpath(dest, ROOT)), flush=True)
             if commit:
                 git_commit_paths([dest], "parked: %s/%s at step %d (unfinished; resumes from here)" % (t, run_id, step))
