@@ -211,6 +211,7 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
                              # Only when every seed logged it, so it averages the seeds the other columns do.
                              ("train_bpc_at_best", trained if None not in trained else [])):
             row[name + "_mean"], row[name + "_std"] = mean_std(values)
+            row[name + "_n"] = len(values)
         if res:
             cfg = res[0]["config"]
             row["lr"] = cfg["train"]["lr"]
@@ -290,8 +291,8 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
             "/".join(str(s) for s in row["steps"]) + "".join(
                 " (%d %s)" % (k, what) for k, what in ((row["stopped_early"], "stopped early"),
                                                       (row["diverged"], "diverged after the best")) if k),
-            pm(row["val_bpc_mean"], row["val_bpc_std"], len([x for x in res if x["val_bpc"] is not None])),
-            pm(row["test_bpc_mean"], row["test_bpc_std"], len([x for x in res if x["test_bpc"] is not None])),
+            pm(row["val_bpc_mean"], row["val_bpc_std"], row["val_bpc_n"]),
+            pm(row["test_bpc_mean"], row["test_bpc_std"], row["test_bpc_n"]),
             "%.0f" % row["tokens_per_s"] if row["tokens_per_s"] else "—", row["wall_s"],
             "%.0f s" % row["bench_s"] if row.get("bench_s") else "—",
             "%.3g" % row["max_grad_norm"] if "max_grad_norm" in row else "—"))

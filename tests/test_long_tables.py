@@ -157,6 +157,12 @@ class LongTables(unittest.TestCase):
         self.assertIn("transformer-dropout (best of transformer)", md)
         self.assertIn("a dropout row's is its model's speed without dropout", md)
         self.assertIn("2.520 ± 0.010", md)
+        # Each row's final-model columns carry a spread only when that row has several seeds
+        # (the one-seed transformer row sits before the three-seed lstm row).
+        cells = {line.split(" | ")[0].lstrip("| "): line.split(" | ") for line in md.splitlines()
+                 if line.startswith("| transformer") or line.startswith("| lstm")}
+        self.assertEqual(cells["transformer"][10:12], ["2.410", "2.610"])
+        self.assertEqual(cells["transformer-dropout (best of transformer)"][10:12], ["2.320 ± 0.010", "2.620 ± 0.010"])
         with open(os.path.join(self.root, "long-convergence.svg")) as f:
             self.assertIn("<path", f.read())
         # The doc section, with the lstm standing in for the OSMFormer family on Tiny
