@@ -11,15 +11,19 @@ LONG = ["ts100k_long", "ptb100k_long", "recurrent_long"]
 INTRO = """Here every run trains up to a step cap with early stopping (`train.patience`) and
 is judged by its checkpoint with the best validation BPC: "test" below is
 `test_bpc_at_best`, the test BPC of that checkpoint, and each family (OSMFormer,
-transformer, OSM-RNN, LSTM) is represented by its configuration with the best
-validation BPC, which is the one with three seeds. Learning rates, caps, patience and
+transformer, OSM-RNN, LSTM) is represented by the configuration whose seed 1 had the
+best validation BPC, which then gets seeds 2 and 3 (so its three-seed mean can end up
+above another configuration's single seed). Learning rates, caps, patience and
 the dropout screen are stated in each table's comment in `configs/paper/tables.json`;
 the dropout rates come from the screen's best validation BPC, the OSM models' being
 update dropout (docs/training.md, "Regularisation"). A run that diverged after its best
-checkpoint is judged by that checkpoint (its table says so). Where one side of a
-comparison has a single seed, the standard error of the difference takes the other
-side's seed-to-seed standard deviation for both sides (a single run has none of its
-own), and says so."""
+checkpoint is judged by that checkpoint (its table says so); one that diverged before
+any evaluation has no checkpoint to judge and is left out of the means, and the
+comparison says so. Where one side of a comparison has a single seed, the standard
+error of the difference takes the other side's seed-to-seed standard deviation for both
+sides (a single run has none of its own), and says so; with a single seed on both sides
+there is no standard error. A verdict counts the signs of the differences of means; it
+also says on how many of them the difference exceeds twice its standard error."""
 
 
 def rows_done(summary):
@@ -68,35 +72,64 @@ def compare(a, b, key="test_bpc_at_best"):
         se = sd * math.sqrt(1 + 1 / seeded["n"])
         text += " (1 seed against %d; ± %.3f taking the %d seeds' spread for both; %s)" % (
             seeded["n"], se, seeded["n"], within(se))
+    else:
+        text += " (1 seed each; no standard error)"
     return d, text
 
 
+def resolved(a, b, key="test_bpc_at_best"):
+    """Whether a's mean differs from b's by more than twice the standard error compare()
+    states; None when there is none (one seed on each side)."""
+    text = compare(a, b, key)[1]
+    if "more than 2 standard errors" in text:
+        return True
+    return False if "within 2 standard errors" in text else None
+
+
+def named(label, model):
+    """'OSMFormer osmformer-linear', but 'transformer' where the model is named as its family."""
+    return label if model == label.lower() else "%s %s" % (label, model)
+
+
 def describe(r):
+    """A row's configuration and test BPC at its best checkpoint, for the claims' lines."""
     paper = " (paper %.3f)" % r["paper_test_bpc"] if r.get("paper_test_bpc") else ""
-    return "%s (lr %g, dropout %g, best step %s, %d seed%s) test %s%s" % (
-        r["model"], r["lr"], r["dropout"], "/".join(map(str, r["best_step"])), r["n"], "s" if r["n"] > 1 else "",
+    lost = r.get("diverged_unjudged", 0)
+    return "(lr %g, dropout %g, best step %s, %d seed%s%s) test %s%s" % (
+        r["lr"], r["dropout"], "/".join(map(str, r["best_step"])), r["n"], "s" if r["n"] > 1 else "",
+        "; %d more diverged before any evaluation, not judged" % lost if lost else "",
         fmt(r, "test_bpc_at_best"), paper)
 
 
 def partial_evidence(label, sides):
     """One comparison's line while a side has no finished run: what the other side has so far."""
-    done = ["%s %s" % (name, describe(r)) for name, r in sides if r]
+    done = ["%s %s" % (named(name, r["model"]), describe(r)) for name, r in sides if r]
     missing = [name for name, r in sides if not r]
     if not done:
         return "%s: not yet run." % label
     return "%s: %s; %s not yet run." % (label, "; ".join(done), " and ".join(missing))
 
 
-def verdict(flags):
+def verdict(flags, beyond=None):
+    """flags: per comparison, whether the claim's side has the lower mean; beyond: per
+    comparison, whether that difference exceeds twice its standard error (None: no
+    standard error), stated beside the verdict so that a sign within noise is visible."""
     if not flags:
         return "not yet run"
-    return "holds" if all(flags) else "does not hold" if not any(flags) else "mixed"
+    v = "holds" if all(flags) else "does not hold" if not any(flags) else "mixed"
+    if beyond is not None and len(beyond) > 1:
+        v += " (%d of %d differences beyond 2 standard errors)" % (sum(1 for b in beyond if b), len(beyond))
+    elif beyond:
+        v += " (%s)" % ("its difference is beyond 2 standard errors" if beyond[0] else
+                        "its difference is within 2 standard errors" if beyond[0] is False else
+                        "one seed on each side: no standard error")
+    return v
 
 
 def claim_osmformer(tables):
     """The claim is about both datasets and each family's final configuration: until every
     part is in, the evidence so far is shown and the verdict is pending, not drawn from a part."""
-    ev, flags, complete = [], [], True
+    ev, flags, beyond, complete = [], [], [], True
     for t, label in (("ts100k_long", "Tiny Shakespeare"), ("ptb100k_long", "Penn Treebank")):
         s = tables.get(t)
         (o, o_final), (tr, t_final) = family_row(s, "osmformer"), family_row(s, "transformer")
@@ -107,13 +140,15 @@ def claim_osmformer(tables):
         d, txt = compare(o, tr)
         _, txtv = compare(o, tr, "best_val_bpc")
         flags.append(d < 0)
+        beyond.append(resolved(o, tr))
         complete = complete and o_final and t_final
-        ev.append("%s: OSMFormer %s against transformer %s; difference %s; validation difference %s%s." % (
-            label, describe(o), describe(tr), txt, txtv,
-            "" if o_final and t_final else " (provisional: a family's configuration or its seeds 2 and 3 are not final yet)"))
+        ev.append("%s: %s %s against %s %s; difference %s; validation difference %s.%s" % (
+            label, named("OSMFormer", o["model"]), describe(o), named("transformer", tr["model"]), describe(tr), txt,
+            txtv, "" if o_final and t_final else
+            " Provisional: a family's configuration or its seeds 2 and 3 are not final yet."))
     if flags and not complete:
         return "pending (partial evidence below; no verdict until both datasets' rows are final)", ev
-    return verdict(flags), ev
+    return verdict(flags, beyond), ev
 
 
 def claim_rnn(tables):
@@ -124,23 +159,29 @@ def claim_rnn(tables):
     o, l = model_row(s, "osm-rnn-linear"), model_row(s, "lstm")
     if not (o and l):
         return "not yet run", [partial_evidence("recurrent_long", (("OSM-RNN", o), ("LSTM", l)))]
-    final = "osm-rnn" in (s.get("chosen") or {}) and not o.get("pending") and not l.get("pending")
+    final = model_final(s, o) and model_final(s, l)
     d, txt = compare(o, l)
-    ev = ["OSM-RNN, linear mixing (the paper's) %s against LSTM %s; difference %s%s." % (
-        describe(o), describe(l), txt, "" if final else
-        " (provisional: the OSM-RNN's configuration or a row's seeds 2 and 3 are not final yet)")]
+    ev = ["OSM-RNN, linear mixing (the paper's) %s %s against LSTM %s; difference %s.%s" % (
+        o["model"], describe(o), describe(l), txt, "" if final else
+        " Provisional: the OSM-RNN's configuration or a row's seeds 2 and 3 are not final yet.")]
     b = model_row(s, "osm-rnn-bounded")
     if b:
-        ev.append("For context, not judged: OSM-RNN with bounded mixing (liegrad's) %s; difference to the LSTM %s." % (
-            describe(b), compare(b, l)[1]))
+        ev.append("For context, not judged: OSM-RNN with bounded mixing (liegrad's) %s %s; difference to the LSTM %s." % (
+            b["model"], describe(b), compare(b, l)[1]))
     if not final:
         return "pending (partial evidence below; no verdict until the rows are final)", ev
-    return verdict([d < 0]), ev
+    return verdict([d < 0], [resolved(o, l)]), ev
+
+
+def model_final(summary, r):
+    """A model's row is final once its family's configuration is chosen (the model could
+    be the one that gets seeds 2 and 3) and none of its seeds is pending."""
+    return r["family"] in (summary.get("chosen") or {}) and not r.get("pending")
 
 
 CLAIMS = [
     ("OSMFormer reaches lower BPC than the parameter-matched transformer at ~100K, on both datasets",
-     "each family's configuration with the best validation BPC (with or without dropout); holds if the OSMFormer's "
+     "each family's configuration chosen on seed 1's best validation BPC (with or without dropout); holds if the OSMFormer's "
      "mean test BPC at its best checkpoint is lower on both datasets, does not hold if on neither, mixed otherwise",
      claim_osmformer, 1),
     ("OSM-RNN reaches lower BPC than the LSTM",
@@ -158,8 +199,17 @@ WHY = [("Tiny Shakespeare", "ts100k_long", "ts100k",
        ("Penn Treebank", "ptb100k_long", "ptb100k",
         (("OSMFormer", "family", "osmformer", "osmformer-linear"),
          ("transformer", "family", "transformer", "transformer"))),
-       ("OSM-RNN against the LSTM", "recurrent_long", "recurrent",
+       ("Recurrent models on Tiny Shakespeare", "recurrent_long", "recurrent",
         (("OSM-RNN", "model", "osm-rnn-linear", "osm-rnn-linear"), ("LSTM", "model", "lstm", "lstm")))]
+
+
+def model_words(label, model):
+    """'OSMFormer (osmformer-linear)', but 'transformer' where the model is named as its family."""
+    return label if model == label.lower() else "%s (%s)" % (label, model)
+
+
+def capitalised(text):
+    return text[:1].upper() + text[1:]
 
 
 def side_row(summary, kind, key):
@@ -167,7 +217,7 @@ def side_row(summary, kind, key):
     if kind == "family":
         return family_row(summary, key)
     r = model_row(summary, key)
-    return r, bool(r) and not r.get("pending")
+    return r, bool(r) and model_final(summary, r)
 
 
 def mean_diff_se(a, b, key):
@@ -242,15 +292,16 @@ def why(tables, short_tables):
         a0, b0 = short[sa][0], short[sb][0]
         dv0, dt0 = (round(a0[k] - b0[k], 3) for k in ("val_bpc_mean", "test_bpc_mean"))
         dv, dt = (round(a[k] - b[k], 3) for k in ("best_val_bpc_mean", "test_bpc_at_best_mean"))
-        text = ("%s, %s (%s) against %s (%s)%s: the %s's test BPC minus the %s's was %+.3f in the 2,000-step table "
+        text = ("%s, %s against %s%s: the %s's test BPC minus the %s's was %+.3f in the 2,000-step table "
                 "and is %+.3f at the long runs' best checkpoints; on validation %+.3f and %+.3f. From the 2,000-step "
                 "runs to the best checkpoints the %s's validation BPC %s and the %s's %s." % (
-                    label, na, a["model"], nb, b["model"], "" if fa and fb else " (provisional)", na, nb, dt0, dt,
+                    label, model_words(na, a["model"]), model_words(nb, b["model"]),
+                    "" if fa and fb else " (provisional)", na, nb, dt0, dt,
                     dv0, dv, na, signed(a0["val_bpc_mean"] - a["best_val_bpc_mean"], "fell by", "rose by"), nb,
                     signed(b0["val_bpc_mean"] - b["best_val_bpc_mean"], "fell by", "rose by")))
         notes = config_notes([(na, a, a0), (nb, b, b0)])
         if notes:
-            text += " (%s, so the moves include that as well as the budget.)" % "; ".join(notes)
+            text += " (%s, so the moves include that as well as the budget.)" % capitalised("; ".join(notes))
         if a.get("train_bpc_at_best_mean") is not None and b.get("train_bpc_at_best_mean") is not None:
             ga = a["best_val_bpc_mean"] - a["train_bpc_at_best_mean"]
             gb = b["best_val_bpc_mean"] - b["train_bpc_at_best_mean"]
@@ -323,8 +374,8 @@ def section(tables, short_verdicts, table_md, short_tables=None):
         out += ["  - %s" % e for e in ev]
         if v != "not yet run" and not v.startswith("pending") and number in short_verdicts:
             changes.append("- Claim %d: %s at 2,000 steps, %s at convergence%s." % (
-                number, short_verdicts[number], v,
-                " (unchanged)" if short_verdicts[number].split(" (")[0] == v else ""))
+                number, short_verdicts[number], v.split(" (")[0],
+                " (unchanged)" if short_verdicts[number].split(" (")[0] == v.split(" (")[0] else ""))
     out.append("")
     capped = cap_notes(tables)
     if capped:

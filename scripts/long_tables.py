@@ -202,6 +202,8 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
                                     table["budget"]["train.eval_interval"]) for i, x in zip(res_ids, res)]
         row = {"run": key, "model": r["model"], "family": r["family"], "point": r["point"], "n": len(res),
                "diverged": sum(1 for x in r["results"] if x.get("diverged")),
+               # Of those, the runs with no best checkpoint (diverged before any evaluation): not judged.
+               "diverged_unjudged": sum(1 for x in r["results"] if not judged(x)),
                "seeds": [x["config"]["train"]["seed"] for x in res], "ids": r["ids"], "pending": r["pending"]}
         # Final-model numbers exist only for runs that did not diverge.
         for name, values in (("best_val_bpc", [selection_bpc(x) for x in res]),
@@ -258,7 +260,7 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
                  b["train.eval_interval"], b["train.patience"]),
              "Seed%s %s for every configuration%s." % ("s" if len(table["seeds"]) > 1 else "",
                                                       ", ".join(map(str, table["seeds"])), (
-                 "; %s as well for the configuration of each family with the best validation BPC (chosen by "
+                 "; %s as well for the configuration of each family whose seed 1 has the best validation BPC (chosen by "
                  "scripts/long_tables.py from the finished runs)" % ", ".join(map(str, table["best_seeds"])))
                  if table.get("best_seeds") else ""),
              "Wall time: %s%s. The runs share a 2-core machine with other work, so their own tokens/s and wall "
@@ -267,9 +269,11 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
                  wall_time_text(walls) if walls else "none finished yet",
                  "; each run trained on %s thread%s (train.threads)" % (
                      " or ".join(map(str, threads)), "" if threads == [1] else "s") if threads else "", table.get("bench_dir", "no benchmark named"),
-                 "; a dropout row's is its model's speed without dropout, so for the transformer, whose attention "
-                 "dropout slows it (docs/performance.md, \"Since run 6\"), its time is a "
-                 "lower bound" if any(r.get("dropout") for r in out_rows if r["n"]) else ""),
+                 ("; a dropout row's is its model's speed without dropout" + (
+                     ", so for the transformer, whose attention dropout slows it (docs/performance.md, \"Since run "
+                     "6\"), its time is a lower bound" if any(r.get("dropout") and r["family"] == "transformer"
+                                                               for r in out_rows if r["n"]) else ""))
+                 if any(r.get("dropout") for r in out_rows if r["n"]) else ""),
              "Produced by `scripts/reproduce.sh %s` from `configs/paper/tables.json`." % table_name, "",
              "| run | params | lr | dropout | best val BPC | test BPC at best | paper val | paper test | best step "
              "| steps | final val | final test | tokens/s | wall time per run | time at bench speed | max grad norm |",
@@ -290,7 +294,10 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
             "/".join(str(s) for s in row["best_step"]),
             "/".join(str(s) for s in row["steps"]) + "".join(
                 " (%d %s)" % (k, what) for k, what in ((row["stopped_early"], "stopped early"),
-                                                      (row["diverged"], "diverged after the best")) if k),
+                                                      (row["diverged"] - row["diverged_unjudged"],
+                                                       "diverged after the best"),
+                                                      (row["diverged_unjudged"],
+                                                       "diverged before any evaluation, not judged")) if k),
             pm(row["val_bpc_mean"], row["val_bpc_std"], row["val_bpc_n"]),
             pm(row["test_bpc_mean"], row["test_bpc_std"], row["test_bpc_n"]),
             "%.0f" % row["tokens_per_s"] if row["tokens_per_s"] else "—", row["wall_s"],

@@ -130,6 +130,26 @@ class LongTables(unittest.TestCase):
         with open(os.path.join(self.root, "screen.md")) as f:
             self.assertIn("1 diverged after the best", f.read())
 
+    def test_a_seed_that_diverged_before_any_evaluation_is_named_not_judged(self):
+        for run in self.plan("screen")[0]:
+            finish(self.root, "screen", run, 2.0, 2.5)
+        for _ in range(2):  # seed 1, then the extra seeds; transformer-dropout's seed 3 diverges at once
+            for run in self.plan("long")[0]:
+                if not os.path.exists(os.path.join(self.root, "long", run["id"], "result.json")):
+                    finish(self.root, "long", run, 2.2 if run["name"] == "transformer-dropout" else 2.4, 2.5,
+                           diverged=run["id"] == "transformer-dropout-s3")
+        ready, waiting, chosen = self.plan("long")
+        long_tables.summarize("long", MANIFEST["long"], ready, waiting, chosen, reproduce.PAPER, self.root,
+                              reproduce.max_grad_norm)
+        with open(os.path.join(self.root, "long.json")) as f:
+            row = next(r for r in json.load(f)["rows"] if r["model"] == "transformer-dropout")
+        self.assertEqual((row["n"], row["diverged"], row["diverged_unjudged"]), (2, 1, 1))
+        with open(os.path.join(self.root, "long.md")) as f:
+            md = f.read()
+        self.assertIn("| 2000/2000 (2 stopped early) (1 diverged before any evaluation, not judged) |", md)
+        self.assertNotIn("diverged after the best", md)
+        self.assertIn("2 seeds; 1 more diverged before any evaluation, not judged)", convergence_doc.describe(row))
+
     def test_summary_and_results_section(self):
         for run in self.plan("screen")[0]:
             finish(self.root, "screen", run, 2.0, 2.5)
@@ -194,6 +214,8 @@ class LongTables(unittest.TestCase):
                                         {1: "does not hold", 3: "does not hold"}, lambda n: "TABLE " + n)
         text = "\n".join(lines)
         self.assertIn("Claim 1: does not hold at 2,000 steps, holds at convergence.", text)
+        # The verdict says how many of its differences are beyond noise.
+        self.assertIn("on both datasets: holds (2 of 2 differences beyond 2 standard errors).**", text)
         # A chosen configuration whose seeds 2 and 3 are still running is not final: the
         # comparison stays provisional and the verdict pending.
         running = dict(final, rows=[dict(r, pending=["%s-s2" % r["model"]]) if r["model"] == chosen["osmformer"]
@@ -201,7 +223,7 @@ class LongTables(unittest.TestCase):
         text = "\n".join(convergence_doc.section({"ts100k_long": running, "ptb100k_long": final},
                                                  {1: "does not hold", 3: "does not hold"}, lambda n: "TABLE " + n))
         self.assertIn("~100K, on both datasets: pending", text)
-        self.assertIn("(provisional: a family's configuration or its seeds 2 and 3 are not final yet)", text)
+        self.assertIn("Provisional: a family's configuration or its seeds 2 and 3 are not final yet.", text)
 
     def test_claim_3_waits_for_the_choice_and_states_one_seed_against_three(self):
         def row(model, family, val, test, n, std, pending=()):
@@ -218,11 +240,11 @@ class LongTables(unittest.TestCase):
         # The OSM-RNN family's configuration not chosen yet: the paper's model could still get seeds.
         verdict, ev = claim3({"chosen": {"lstm": "lstm"}, "rows": [linear, lstm]})
         self.assertTrue(verdict.startswith("pending"), verdict)
-        self.assertIn("(provisional: the OSM-RNN's configuration", ev)
+        self.assertIn("Provisional: the OSM-RNN's configuration", ev)
         # Chosen (bounded mixing), its seeds running: the paper's model is final at one seed.
         summary = {"chosen": {"lstm": "lstm", "osm-rnn": "osm-rnn-bounded"}, "rows": [linear, bounded, lstm]}
         verdict, ev = claim3(summary)
-        self.assertEqual(verdict, "does not hold")
+        self.assertEqual(verdict, "does not hold (its difference is beyond 2 standard errors)")
         self.assertNotIn("provisional", ev.split("For context")[0])
         # One seed against three: the standard error the one seed would have with the LSTM's
         # spread, 0.01 * sqrt(1 + 1/3) = 0.0115, and the difference +0.110 beyond twice it.
@@ -237,7 +259,14 @@ class LongTables(unittest.TestCase):
         _, text = convergence_doc.compare(dict(linear, n=3, test_bpc_at_best_std=0.02), lstm)
         self.assertEqual(text, "+0.110 ± 0.013 (standard error; more than 2 standard errors)")
         _, text = convergence_doc.compare(linear, dict(lstm, n=1))
-        self.assertEqual(text, "+0.110")
+        self.assertEqual(text, "+0.110 (1 seed each; no standard error)")
+        self.assertIsNone(convergence_doc.resolved(linear, dict(lstm, n=1)))
+        self.assertEqual(convergence_doc.verdict([False], [None]), "does not hold (one seed on each side: no standard error)")
+        self.assertEqual(convergence_doc.verdict([False, True], [False, True]),
+                         "mixed (1 of 2 differences beyond 2 standard errors)")
+        # A seed lost before any evaluation is named beside the seeds that are judged.
+        self.assertIn("best step 1000, 1 seed; 2 more diverged before any evaluation, not judged) test 2.520",
+                      convergence_doc.describe(dict(linear, diverged_unjudged=2)))
 
     def test_runs_still_improving_at_the_cap_are_named(self):
         row = {"model": "m", "n": 2, "seeds": [1, 2], "best_step": [29500, 20000], "steps": [30000, 30000]}
@@ -337,7 +366,7 @@ class LongTables(unittest.TestCase):
         long["rows"][1].update(best_val_bpc_mean=2.45, dropout=0.05)
         text = line()
         self.assertIn("the transformer's rose by 0.050", text)
-        self.assertIn("the transformer's long configuration has dropout 0.05, its 2,000-step run none", text)
+        self.assertIn("(The transformer's long configuration has dropout 0.05, its 2,000-step run none", text)
         self.assertIn("so its gap is not comparable with one without", text)
         long["rows"][1].update(best_val_bpc_mean=2.2, dropout=0.0)
         # No training BPC logged: that sentence is left out, the rest stays.
@@ -352,11 +381,15 @@ class LongTables(unittest.TestCase):
         self.assertEqual(convergence_doc.why({"ts100k_long": long}, twice), [])
         self.assertEqual(convergence_doc.why({"ts100k_long": dict(long, rows=long["rows"][:1])}, short), [])
         # Claim 3 compares models, not families.
-        rec = {"chosen": {}, "rows": [row("osm-rnn-linear", "osm-rnn", 2.6, 2.7, 2.4), row("lstm", "lstm", 2.2, 2.4,
-                                                                                           1.9)]}
+        rec = {"chosen": {"osm-rnn": "osm-rnn-bounded", "lstm": "lstm"},
+               "rows": [row("osm-rnn-linear", "osm-rnn", 2.6, 2.7, 2.4), row("lstm", "lstm", 2.2, 2.4, 1.9)]}
         short["recurrent"] = {"rows": [short_row("osm-rnn-linear", 2.8, 2.9), short_row("lstm", 2.4, 2.5)]}
         text = convergence_doc.why({"recurrent_long": rec}, short)[0]
-        self.assertIn("OSM-RNN against the LSTM, OSM-RNN (osm-rnn-linear) against LSTM (lstm):", text)
+        self.assertIn("Recurrent models on Tiny Shakespeare, OSM-RNN (osm-rnn-linear) against LSTM:", text)
+        # Before the OSM-RNN family's configuration is chosen, the paper's model could still
+        # get seeds 2 and 3: provisional, as claim 3 itself says.
+        text = convergence_doc.why({"recurrent_long": dict(rec, chosen={"lstm": "lstm"})}, short)[0]
+        self.assertIn("against LSTM (provisional):", text)
 
     def test_nothing_finished_writes_nothing(self):
         ready, waiting, chosen = self.plan("long")
