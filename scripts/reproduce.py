@@ -470,8 +470,11 @@ def max_grad_norm(metrics_path):
     best = None
     with open(metrics_path) as f:
         for line in f:
-            g = json.loads(line).get("grad_norm")
-            if isinstance(g, (int, float)) and (best is None or g > best):
+            try:
+                g = json.loads(line).get("grad_norm")
+            except ValueError:  # a line cut short by a stopped run
+                continue
+            if isinstance(g, (int, float)) and not math.isnan(g) and (best is None or g > best):
                 best = g
     return best
 
@@ -483,9 +486,12 @@ def mean_std(xs):
 
 
 def pm(m, s, n, diverged=0):
+    """A row's mean (± its seeds' standard deviation); seeds that diverged are not in the
+    mean and are named beside it."""
     if m is None:
         return "diverged" if diverged else "pending"
-    return "%.3f ± %s" % (m, fmt_std(s)) if n > 1 else "%.3f" % m
+    return ("%.3f ± %s" % (m, fmt_std(s)) if n > 1 else "%.3f" % m) + (
+        " (+%d diverged)" % diverged if diverged else "")
 
 
 def fmt_std(s):
@@ -628,6 +634,7 @@ def summarize(table_name, table, runs, binary=None):
         norms = [x for x in norms if x is not None]
         if norms:
             row["max_grad_norm"] = max(norms)
+        if res:
             row["steps"] = res[0]["steps"]
             row["tokens_seen"] = res[0]["tokens_seen"]
         paper = PAPER.get((table_name, r["name"]))
@@ -768,6 +775,10 @@ def main():
             EXTRA_SETS[k] = json.loads(v)
         except ValueError:
             EXTRA_SETS[k] = v
+    if EXTRA_SETS and a.summarize_only:
+        print("reproduce: --set changes how runs train, and --summarize-only trains none: its summary would "
+              "state a budget the runs did not have; drop --set", file=sys.stderr)
+        return 2
     with open(MANIFEST) as f:
         manifest = json.load(f)
     names = [k for k in manifest if k != "comment"]

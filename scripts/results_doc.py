@@ -193,8 +193,21 @@ def row(summary, run):
 
 
 def fmt_ms(r, key):
+    """A row's mean over the seeds that finished (± their standard deviation); seeds that
+    diverged are not in the mean and are named beside it."""
     m, s = r[key + "_mean"], r[key + "_std"]
-    return "%.3f ± %s" % (m, "%.4f" % s if s < 0.001 else "%.3f" % s) if r["n"] > 1 else "%.3f" % m
+    return ("%.3f ± %s" % (m, "%.4f" % s if s < 0.001 else "%.3f" % s) if r["n"] > 1 else "%.3f" % m) + (
+        " (+%d diverged)" % r["diverged"] if r.get("diverged") else "")
+
+
+def absent(label, summary, runs):
+    """The evidence line of a comparison with a side missing: 'LABEL: pending.' while a side
+    has not finished, else 'LABEL: NAME diverged in every seed; no comparison.'"""
+    dead = [run for run in runs if not row(summary, run) and any(
+        r["run"] == run and r.get("diverged") for r in (summary or {}).get("rows", []))]
+    if dead and len(dead) == len([run for run in runs if not row(summary, run)]):
+        return "%s: %s diverged in every seed; no comparison." % (label, " and ".join(dead))
+    return "%s: pending." % label
 
 
 def compare(a, b, key="test_bpc"):
@@ -225,7 +238,7 @@ def claim_osmformer_vs_transformer(tables):
     for t, label in (("ts100k", "Tiny Shakespeare"), ("ptb100k", "Penn Treebank")):
         o, tr = row(tables.get(t), "osmformer-linear"), row(tables.get(t), "transformer")
         if not (o and tr):
-            ev.append("%s: pending." % label)
+            ev.append(absent(label, tables.get(t), ("osmformer-linear", "transformer")))
             continue
         d, _, txt = compare(o, tr)
         dv, _, txtv = compare(o, tr, "val_bpc")
@@ -241,7 +254,7 @@ def claim_every_budget(tables):
     for size in ("100k", "200k", "300k", "500k"):
         o, tr = row(s, "osmformer-linear-" + size), row(s, "transformer-" + size)
         if not (o and tr):
-            ev.append("~%s: pending." % size.upper())
+            ev.append(absent("~" + size.upper(), s, ("osmformer-linear-" + size, "transformer-" + size)))
             continue
         d, _, _ = compare(o, tr)
         flags.append(d < 0)
@@ -264,7 +277,8 @@ def claim_rnn_vs_lstm(tables):
     s = tables.get("recurrent")
     o, l = row(s, "osm-rnn-linear"), row(s, "lstm")
     if not (o and l):
-        return "pending", ["recurrent table pending."]
+        line = absent("recurrent table", s, ("osm-rnn-linear", "lstm"))
+        return ("pending" if line.endswith("pending.") else "no verdict"), [line]
     d, _, txt = compare(o, l)
     ev = ["OSM-RNN (linear, lr %g) test %s against LSTM (lr %g) %s, difference %s." % (
         o["lr"], fmt_ms(o, "test_bpc"), l["lr"], fmt_ms(l, "test_bpc"), txt)]
@@ -282,7 +296,7 @@ def claim_linear_vs_identity(tables):
                                ("recurrent", "osm-rnn-linear", "osm-rnn-identity", "OSM-RNN, Tiny Shakespeare")):
         a, b = row(tables.get(t), lin), row(tables.get(t), ide)
         if not (a and b):
-            ev.append("%s: pending." % label)
+            ev.append(absent(label, tables.get(t), (lin, ide)))
             continue
         d, _, txt = compare(a, b)
         flags.append(d < 0)
@@ -311,7 +325,8 @@ def robustness_counts(s):
         if vals:
             best = min(vals)
             excess = sum(v - best for v in vals) / len(vals)
-            out[model] = (best, sum(1 for v in vals if v <= best + 0.05), finished, len(mine), excess)
+            out[model] = (best, sum(1 for v in vals if v <= best + 0.05), finished, len(mine), excess,
+                          finished - len(vals))
     return out
 
 
@@ -324,9 +339,13 @@ def claim_wider_range(tables):
         return "pending", ["robustness table incomplete."]
     o, t = c["osmformer-linear"], c["transformer"]
     ev = ["%s: best validation BPC %.3f; %d of %d finished settings (diverged ones count as not good) within "
-          "0.05 BPC of it%s; the settings average %.3f BPC above the best." % (
-              m, v[0], v[1], v[2], "" if v[2] == v[3] else " (%d pending)" % (v[3] - v[2]), v[4])
+          "0.05 BPC of it; the %s average %.3f BPC above the best." % (
+              m, v[0], v[1], v[2], "settings" if not v[5] else "%d settings that did not diverge (%d diverged)" % (
+                  v[2] - v[5], v[5]), v[4])
           for m, v in (("OSMFormer", o), ("Transformer", t))]
+    unfinished = [(m, v[3] - v[2]) for m, v in (("OSMFormer", o), ("transformer", t)) if v[3] > v[2]]
+    if unfinished:  # the counts compare different numbers of settings until both are complete
+        ev.append("Settings not yet finished: %s; pending." % ", ".join("%s %d" % u for u in unfinished))
     return verdict([o[1] > t[1]]), ev
 
 
@@ -368,15 +387,16 @@ def extra_findings(tables):
     b = tables.get("recurrent_bounded")
     done = [r for r in (b or {}).get("rows", []) if r.get("n", 0) > 0]
     if done:
-        best = min(done, key=lambda r: r["test_bpc_mean"])
+        best = min(done, key=lambda r: r["val_bpc_mean"])  # selected on validation, reported on test
         rec = tables.get("recurrent")
         lin, lstm = row(rec, "osm-rnn-linear"), row(rec, "lstm")
         text = ("- **Bounded mixing for the OSM-RNN** (liegrad's `mixing: bounded`, table 9, one seed): "
                 + "; ".join("lr %g: test %.3f, max grad norm %.3g" % (r["lr"], r["test_bpc_mean"], r.get("max_grad_norm", float("nan")))
                             for r in done) + ".")
         if lin and lstm:
-            text += (" Its best, %.3f, is %+.3f against linear mixing at lr %g (%.3f) and %+.3f against the LSTM "
-                     "(%.3f), same budget." % (best["test_bpc_mean"], best["test_bpc_mean"] - lin["test_bpc_mean"], lin["lr"],
+            text += (" Its best on validation (lr %g), test %.3f, is %+.3f against linear mixing at lr %g (%.3f) and "
+                     "%+.3f against the LSTM (%.3f), same budget." % (
+                         best["lr"], best["test_bpc_mean"], best["test_bpc_mean"] - lin["test_bpc_mean"], lin["lr"],
                                                lin["test_bpc_mean"], best["test_bpc_mean"] - lstm["test_bpc_mean"],
                                                lstm["test_bpc_mean"]))
         lines.append(text)
@@ -407,8 +427,11 @@ def main():
         v, ev = fn(tables)
         short_verdicts[i] = v
         waiting = sum(1 for e in ev if e.endswith("pending.") or e.endswith("incomplete."))
-        if v != "pending" and waiting:
+        lost = sum(1 for e in ev if e.endswith("no comparison."))
+        if v not in ("pending", "no verdict") and waiting:
             v = "%s so far (%d of the comparisons below still pending)" % (v, waiting)
+        elif v not in ("pending", "no verdict") and lost:
+            v = "%s (drawn without %d comparison(s) below, whose runs diverged in every seed)" % (v, lost)
         out.append("%d. **%s: %s.**" % (i, claim, v))
         out.append("   Rule: %s." % rule)
         for e in ev:

@@ -208,10 +208,13 @@ def outcome(summary):
                        "" if len(learned) == len(rows) else "; below it: " + ", ".join(
                            "%s %.3f" % (r["model"], acc(r, short)) for r in rows if r["model"] not in learned)))
         chance = 1.0 / rows[0]["classes"]
-        at_chance = [r["model"] for r in rows if acc(r, short) < chance + 0.02]
-        out.append("  Chance is 1/|G| = %.3f; at length %d %s (rule: within 0.02 of chance)." % (
+        # "Within 0.02" includes 0.02 itself (1e-9 absorbs the float error of a mean such as 0.52).
+        at_chance = [r["model"] for r in rows if acc(r, short) <= chance + 0.02 + 1e-9]
+        out.append("  Chance is 1/|G| = %.3f; at length %d %s (rule: within 0.02 of chance). A model that gets only "
+                   "the first position right (its prefix product is the token itself) and guesses the rest scores "
+                   "(1 + %d/|G|)/%d = %.3f per position." % (
             chance, short, ("these rows learned nothing: " + ", ".join(at_chance)) if at_chance
-            else "every row is above chance"))
+            else "every row is above chance", short - 1, short, (1 + (short - 1) * chance) / short))
         ranked = sorted(rows, key=lambda r: -acc(r, long_))
         out.append("  At length %d (%d× the longest training word): %s." % (
             long_, long_ // max(1, rows[0].get("max_len", 64)),
