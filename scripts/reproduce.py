@@ -38,10 +38,13 @@ seeds). docs/distributed.md shows a Slurm script.
 --park keeps unfinished runs across machines that do not keep runs/: it trains nothing
 and copies each unfinished run's state (last.json and best.json gzipped, the latter
 without its optimizer state, which nothing reads back; config.json, metrics.jsonl)
-into results/parked/TABLE/RUN/, committed with --commit. A later invocation on a fresh
-clone finds the parked copy when runs/ has none, unpacks it and resumes exactly where
-the run stopped; when the run finishes, its parked copy is deleted (and the deletion
-committed with its results).
+into results/parked/TABLE/RUN/, committed with --commit (scripts/parking.py). A later
+invocation on a fresh clone finds the parked copy when runs/ has none (or an older
+state of the run), unpacks it and resumes exactly where the run stopped; when the run
+finishes, its parked copy is deleted (and the deletion committed with its results). A
+parked copy trained with other settings than the table now asks for (train.threads
+aside) is refused with the differing keys named, and --park never replaces a parked
+copy with an older state. A git commit that fails makes the exit status 1.
 
 Usage: scripts/reproduce.py [--list] [--dry-run] [--summarize-only] [--commit]
                             [--emit-jobs FILE | --collect | --park]
@@ -63,6 +66,7 @@ import time
 
 import long_tables
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import parking  # noqa: E402  (scripts/parking.py)
 import words_table  # noqa: E402  (scripts/words_table.py)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -70,7 +74,7 @@ MANIFEST = os.path.join(ROOT, "configs", "paper", "tables.json")
 RESULTS = os.path.join(ROOT, "results")        # --results-dir
 RUNS = os.path.join(ROOT, "runs", "paper")     # --runs-dir
 PARKED = os.path.join(RESULTS, "parked")       # --park; follows --results-dir
-PARKED_FILES = ("config.json", "metrics.jsonl", "last.json.gz", "best.json.gz")
+GIT_FAILURES = []                              # commits that failed; main() exits 1 if any
 EXTRA_SETS = {}                                # --set, applied to every run after the table's
 PAPER = {  # the paper's numbers (../shared/spec/models.md section 8): (val, test)
     ("ts100k", "osmformer-linear"): (2.254, 2.464),
@@ -126,6 +130,12 @@ def set_args(sets):
 def config_matches(run, result):
     """True if a finished run's resolved config holds every value of this run's config
     file and overrides (dotted keys), so training again would repeat it exactly."""
+    return not config_differences(run, run["sets"], result.get("config", {}))
+
+
+def config_differences(run, sets, config, ignore=()):
+    """[(dotted key, wanted, found)] where a resolved config (config.json of a run)
+    differs from this run's config file with `sets` applied; keys in `ignore` are skipped."""
     with open(os.path.join(ROOT, run["config"])) as f:
         wanted = {}
 
@@ -138,15 +148,18 @@ def config_matches(run, result):
                 else:
                     wanted[prefix + k] = v
         flatten("", json.load(f))
-    wanted.update(run["sets"])
+    wanted.update(sets)
+    out = []
     for key, value in wanted.items():
-        node = result.get("config", {})
+        if key in ignore:
+            continue
+        node = config
         for part in key.split("."):
             node = node.get(part) if isinstance(node, dict) else None
         if node != value and not (isinstance(node, (int, float)) and isinstance(value, (int, float))
                                   and float(node) == float(value)):
-            return False
-    return True
+            out.append((key, value, node))
+    return out
 
 
 def find_identical(manifest, table_name, table, run):
@@ -184,8 +197,9 @@ def reuse(source, res_dir):
         json.dump(result, fh, indent=1)
 
 
-def train_command(binary, table, run, run_dir):
-    """The `liegrad train` command of a run, without --resume/--force."""
+def command_sets(table, run):
+    """The overrides a run trains with: its table's and --set's, and for an equal-compute
+    table the wall budget."""
     sets = dict(run["sets"])
     if "wall_budget_s" in table:
         # Equal compute: the trainer stops when its training steps have used the budget and
@@ -193,7 +207,13 @@ def train_command(binary, table, run, run_dir):
         # count is then only a cap, far above what either model reaches.
         sets["train.time_budget_s"] = table["wall_budget_s"]
         sets["train.steps"] = 1000000
-    return [binary, "train", "--config", os.path.join(ROOT, run["config"]), "--out", run_dir] + set_args(sets)
+    return sets
+
+
+def train_command(binary, table, run, run_dir):
+    """The `liegrad train` command of a run, without --resume/--force."""
+    return [binary, "train", "--config", os.path.join(ROOT, run["config"]), "--out", run_dir] + set_args(
+        command_sets(table, run))
 
 
 def job_line(binary, table, run, run_dir):
@@ -221,20 +241,27 @@ def train(binary, table_name, table, run, dry_run, commit, manifest, mode="train
         if not dry_run:
             reuse(source, res_dir)
             if commit:
-                git_commit_paths([res_dir], "results: %s/%s (copied from the identical %s/%s)" % (
-                    table_name, run["id"], source[0], source[1]))
+                git_commit_paths([res_dir] + discard_parked(table_name, run["id"]),
+                                 "results: %s/%s (copied from the identical %s/%s)" % (
+                                     table_name, run["id"], source[0], source[1]))
+            else:
+                discard_parked(table_name, run["id"])
         return "done"
     run_dir = os.path.join(RUNS, table_name, run["id"])
     finished = os.path.exists(os.path.join(run_dir, "result.json"))
     parked = os.path.join(PARKED, table_name, run["id"])
-    if mode != "collect" and not finished and not os.path.exists(os.path.join(run_dir, "last.json")) and \
-            os.path.exists(os.path.join(parked, "last.json.gz")):
+    if mode != "collect" and not finished and parking.exists(parked):
         # A run parked by --park on another machine resumes (or is emitted to resume) here.
-        print("[%s] %s: unparking %s" % (table_name, run["id"], os.path.relpath(parked, ROOT)), flush=True)
-        if dry_run:
-            print("  " + " ".join(train_command(binary, table, run, run_dir) + ["--resume"]))
-            return "pending"
-        unpark(parked, run_dir)
+        what = use_parked(table, run, parked, run_dir)
+        if what.startswith("refuse"):
+            print("[%s] %s: %s" % (table_name, run["id"], what[len("refuse: "):]), flush=True)
+            return "failed"
+        if what == "unpark":
+            print("[%s] %s: unparking %s" % (table_name, run["id"], os.path.relpath(parked, ROOT)), flush=True)
+            if dry_run:
+                print("  " + " ".join(train_command(binary, table, run, run_dir) + ["--resume"]))
+                return "pending"
+            parking.unpark(parked, run_dir)
     if mode == "emit":
         if not finished:
             jobs.append(job_line(binary, table, run, run_dir))
@@ -245,8 +272,9 @@ def train(binary, table_name, table, run, dry_run, commit, manifest, mode="train
             best = best_checkpoint(binary, run_dir) if long_tables.is_long(table) else None
             if record_divergence(run_dir, res_dir, last_elapsed(run_dir), best):
                 print("[%s] %s: diverged (non-finite loss); recorded" % (table_name, run["id"]), flush=True)
+                served = discard_parked(table_name, run["id"])
                 if commit:
-                    git_commit_paths([res_dir], "results: %s/%s (diverged)" % (table_name, run["id"]))
+                    git_commit_paths([res_dir] + served, "results: %s/%s (diverged)" % (table_name, run["id"]))
                 return "done"
         return "pending"
     resume = os.path.exists(os.path.join(run_dir, "last.json")) and not finished
@@ -265,85 +293,73 @@ def train(binary, table_name, table, run, dry_run, commit, manifest, mode="train
             best = best_checkpoint(binary, run_dir) if long_tables.is_long(table) else None
             if record_divergence(run_dir, res_dir, time.time() - started, best):
                 print("  diverged (non-finite loss); recorded in %s/result.json" % res_dir, flush=True)
+                served = discard_parked(table_name, run["id"])
                 if commit:
-                    git_commit_paths([res_dir], "results: %s/%s (diverged)" % (table_name, run["id"]))
+                    git_commit_paths([res_dir] + served, "results: %s/%s (diverged)" % (table_name, run["id"]))
                 return "done"
-            print("  failed (exit %d); see %s.log" % (rc, run_dir), flush=True)
+            print("  failed (exit %d); see %s.log%s" % (rc, run_dir, last_error(run_dir + ".log")), flush=True)
             return "failed"
     else:
         print("[%s] %s: finished in %s, collected" % (table_name, run["id"], os.path.relpath(run_dir, ROOT)), flush=True)
     os.makedirs(res_dir, exist_ok=True)
-    for f in ("config.json", "metrics.jsonl", "result.json"):
-        shutil.copy(os.path.join(run_dir, f), os.path.join(res_dir, f))
-    paths = [res_dir]
-    if os.path.isdir(parked):  # the finished run's parked copy has served
-        shutil.rmtree(parked)
-        for d in (os.path.dirname(parked), PARKED):  # and the directories it leaves empty
-            if os.path.isdir(d) and not os.listdir(d):
-                os.rmdir(d)
-        if commit and git_tracked(parked):
-            paths.append(parked)
+    for f in ("config.json", "metrics.jsonl", "result.json"):  # result.json last: its presence means whole
+        shutil.copy(os.path.join(run_dir, f), os.path.join(res_dir, f + ".tmp"))
+        os.replace(os.path.join(res_dir, f + ".tmp"), os.path.join(res_dir, f))
+    served = discard_parked(table_name, run["id"])  # the finished run's parked copy has served
     if commit:
-        git_commit_paths(paths, "results: %s/%s" % (table_name, run["id"]))
+        git_commit_paths([res_dir] + served, "results: %s/%s" % (table_name, run["id"]))
     return "done"
 
 
-def park(table_name, run_id, run_dir):
-    """Copies an unfinished run's state into PARKED/TABLE/RUN (see the module's head
-    comment) and returns that directory and the step it was parked at. Park a stopped run; a running one is read as a
-    consistent pair (best.json's step is the best step last.json records), retried while
-    an evaluation rewrites them. Each file is written beside its final name and renamed
-    into place, so an interrupted park leaves the previous parked copy whole."""
-    best_path = os.path.join(run_dir, "best.json")
-    for attempt in range(20):
-        best = None
-        if os.path.exists(best_path):
-            with open(best_path) as f:
-                best = json.load(f)
-        with open(os.path.join(run_dir, "last.json")) as f:
-            last = json.load(f)
-        if best is None or best["step"] == last.get("progress", {}).get("best_step", best["step"]):
-            break
-        time.sleep(1)
-    else:
-        raise RuntimeError("park: %s's best.json and last.json kept disagreeing on the best step" % run_dir)
-    dest = os.path.join(PARKED, table_name, run_id)
-    os.makedirs(dest, exist_ok=True)
-    for name, ckpt in (("last.json", last), ("best.json", best)):
-        if ckpt is None:  # no stale copy from an earlier park of this run
-            if os.path.exists(os.path.join(dest, name + ".gz")):
-                os.remove(os.path.join(dest, name + ".gz"))
-            continue
-        if name == "best.json":
-            ckpt.pop("optimizer", None)  # read back only by load_model (the weights)
-        tmp = os.path.join(dest, name + ".gz.tmp")
-        with gzip.open(tmp, "wt") as f:
-            json.dump(ckpt, f, separators=(",", ":"))
-        os.replace(tmp, os.path.join(dest, name + ".gz"))
-    for name in ("config.json", "metrics.jsonl"):  # resume drops metrics past last.json's step
-        shutil.copy(os.path.join(run_dir, name), os.path.join(dest, name + ".tmp"))
-        os.replace(os.path.join(dest, name + ".tmp"), os.path.join(dest, name))
-    return dest, last["step"]
+def use_parked(table, run, parked, run_dir):
+    """What to do with a run's parked copy: "unpark" it (runs/ has no last.json, or an older
+    one), "local" (runs/ is at or past it), or "refuse: REASON" when it was trained with
+    other settings than the table now asks for (only train.threads may differ)."""
+    with open(os.path.join(parked, "config.json")) as f:
+        config = json.load(f)
+    diff = config_differences(run, command_sets(table, run), config, ignore=("train.threads",))
+    if diff:
+        return ("refuse: the parked copy in %s was trained with %s, but the run now asks for %s; resuming would "
+                "not continue the same run. Restore those settings, or start the run over with `git rm -r %s`" % (
+                    os.path.relpath(parked, ROOT), ", ".join("%s=%s" % (k, json.dumps(found)) for k, _, found in diff),
+                    ", ".join("%s=%s" % (k, json.dumps(wanted)) for k, wanted, _ in diff),
+                    os.path.relpath(parked, ROOT)))
+    local = os.path.join(run_dir, "last.json")
+    if not os.path.exists(local):
+        return "unpark"
+    with open(local) as f:
+        local_step = json.load(f)["step"]
+    parked_step = parking.step_of(parked)
+    if parked_step > local_step:
+        print("  the parked copy (step %d) is ahead of %s (step %d)" % (parked_step, os.path.relpath(local, ROOT),
+                                                                     local_step), flush=True)
+        return "unpark"
+    return "local"
 
 
-def unpark(parked, run_dir):
-    """Restores a parked run into run_dir, where `liegrad train --resume` continues it."""
-    os.makedirs(run_dir, exist_ok=True)
-    for name in PARKED_FILES:
-        src = os.path.join(parked, name)
-        if not os.path.exists(src):
-            continue
-        if name.endswith(".gz"):
-            with gzip.open(src, "rb") as f, open(os.path.join(run_dir, name[:-3]), "wb") as out:
-                shutil.copyfileobj(f, out)
-        else:
-            shutil.copy(src, os.path.join(run_dir, name))
+def discard_parked(table_name, run_id):
+    """Deletes a finished run's parked copy; returns the paths for its commit (the copy,
+    when git tracks it)."""
+    parked = os.path.join(PARKED, table_name, run_id)
+    tracked = git_tracked(parked)
+    return [parked] if parking.discard(parked, PARKED) and tracked else []
+
+
+def last_error(log_path):
+    """': LINE' with the last line of a failed run's log that names an error, or ''."""
+    if not os.path.exists(log_path):
+        return ""
+    with open(log_path) as f:
+        lines = [line.strip() for line in f if line.strip()]
+    hit = next((line for line in reversed(lines) if "error" in line.lower()), None)
+    return ": " + hit if hit else ""
 
 
 def park_runs(tables, only, commit):
     """--park: parks every unfinished run (a last.json and no result.json) of `tables`
-    found under RUNS whose id matches --only. Returns the parked directories."""
-    parked = []
+    found under RUNS whose id matches --only. Returns (parked directories, run ids that
+    could not be parked)."""
+    parked, failed = [], []
     for t in tables:
         root = os.path.join(RUNS, t)
         if not os.path.isdir(root):
@@ -355,14 +371,20 @@ def park_runs(tables, only, commit):
                 continue
             if only and not any(s in run_id for s in only):
                 continue
-            dest, step = park(t, run_id, run_dir)
+            dest = os.path.join(PARKED, t, run_id)
+            try:
+                step = parking.park(run_dir, dest)
+            except parking.ParkError as e:
+                print("[%s] %s: not parked: %s" % (t, run_id, e), flush=True)
+                failed.append(run_id)
+                continue
             print("[%s] %s: parked at step %d in %s" % (t, run_id, step, os.path.relpath(dest, ROOT)), flush=True)
             if commit:
                 git_commit_paths([dest], "parked: %s/%s at step %d (unfinished; resumes from here)" % (t, run_id, step))
             parked.append(dest)
-    if not parked:
+    if not parked and not failed:
         print("park: no unfinished run to park")
-    return parked
+    return parked, failed
 
 
 def git_tracked(path):
@@ -447,10 +469,16 @@ def git_commit_paths(paths, message):
         else:
             err = add.stderr
         if "index.lock" not in err:
+            status = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--"] + paths,
+                                    capture_output=True, text=True)
+            if status.returncode == 0 and not status.stdout.strip():
+                return  # nothing to commit: the paths are as committed already
             print("  git commit failed: %s" % err.strip(), flush=True)
+            GIT_FAILURES.append(message)
             return
         time.sleep(2)
     print("  git commit gave up: the index stayed locked", flush=True)
+    GIT_FAILURES.append(message)
 
 
 def wall_summary(rows):
@@ -799,8 +827,8 @@ def main():
         print("reproduce: --park trains nothing and writes no table; give it alone", file=sys.stderr)
         return 2
     if a.park:
-        park_runs(a.tables or names, a.only, a.commit)
-        return 0
+        _, not_parked = park_runs(a.tables or names, a.only, a.commit)
+        return 1 if not_parked or GIT_FAILURES else 0
     mode = "emit" if a.emit_jobs else "collect" if a.collect else "train"
     jobs = []
     failed = 0
@@ -841,7 +869,10 @@ def main():
         subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "results_doc.py")], check=True)
         if a.commit and not a.dry_run:
             git_commit_paths([os.path.join(ROOT, "docs", "results.md")], "docs/results.md from the finished runs")
-    return 1 if failed else 0
+    if GIT_FAILURES:
+        print("reproduce: %d git commit(s) failed (above); the files are written but not committed" % len(
+            GIT_FAILURES), file=sys.stderr)
+    return 1 if failed or GIT_FAILURES else 0
 
 
 if __name__ == "__main__":

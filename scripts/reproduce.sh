@@ -5,6 +5,8 @@
 # Usage: scripts/reproduce.sh [--list] [--dry-run] [--commit] [TABLE ...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-bash scripts/build.sh >/dev/null
+# Two reproduce streams started together on a fresh clone build one after the other,
+# not both at once in build/ (flock is in util-linux, part of every Debian system).
+mkdir -p build
+flock build/.reproduce-build.lock bash -c 'bash scripts/setup.sh && bash scripts/build.sh >/dev/null'
 exec python3 scripts/reproduce.py "$@"

@@ -18,6 +18,8 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "scripts", "reproduce.py")
 TOOL = os.environ.get("LIEGRAD_TOOL", os.path.join(ROOT, "build", "liegrad"))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import parking  # noqa: E402
 
 
 class Sandbox(unittest.TestCase):
@@ -82,13 +84,35 @@ class Park(Sandbox):
     RUN = "lstm-dataset=words-Z2-s1"
     # Evaluation at one length on a few sequences: the sanitizer build trains these runs
     # about 16 times slower, and the test is about the run's state, not its scores.
+    # An evaluation every 2 steps, so that a run stopped at step 2 has a best.json to park.
     SMALL_EVAL = ("--set", "data.eval_lengths=[64]", "--set", "data.val_sequences=16",
-                  "--set", "data.test_sequences=16")
+                  "--set", "data.test_sequences=16", "--set", "train.eval_interval=2")
 
     def result(self):
         with open(os.path.join(self.results, "state_tracking", self.RUN, "result.json")) as f:
             r = json.load(f)
         return {k: v for k, v in r.items() if "second" not in k and "elapsed" not in k}
+
+    def stopped_at(self, step, steps):
+        """Trains the run with `steps` steps and stops it after `step` (liegrad --stop-at,
+        what SIGTERM leaves: last.json and best.json there, no result.json)."""
+        path = os.path.join(self.tmp.name, "jobs.txt")
+        done = self.reproduce(*self.SMALL_EVAL, "--emit-jobs", path, steps=steps, only=self.RUN)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        with open(path) as f:
+            line = f.read().splitlines()
+        self.assertEqual(len(line), 1)
+        self.assertIn(" $([ -f ", line[0])
+        subprocess.run(["bash", "-c", line[0].replace(" $([ -f ", " --stop-at %d $([ -f " % step, 1)],
+                       cwd=self.tmp.name, check=True)
+        run_dir = os.path.join(self.runs, "state_tracking", self.RUN)
+        self.assertFalse(os.path.exists(os.path.join(run_dir, "result.json")))
+        return run_dir
+
+    def park(self):
+        done = self.reproduce("--park", only=self.RUN)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        return done.stdout
 
     def test_parked_run_resumes_on_a_fresh_machine_to_the_uninterrupted_result(self):
         # The uninterrupted run: 4 steps.
@@ -97,20 +121,9 @@ class Park(Sandbox):
         straight = self.result()
         shutil.rmtree(self.results)
         shutil.rmtree(self.runs)
-        # A run stopped after step 2: last.json and best.json at step 2, no result.json
-        # (what SIGTERM leaves; a 2-step run with its result.json removed).
-        path = os.path.join(self.tmp.name, "jobs.txt")
-        done = self.reproduce(*self.SMALL_EVAL, "--emit-jobs", path, steps=2, only=self.RUN)
-        self.assertEqual(done.returncode, 0, done.stderr)
-        with open(path) as f:
-            line = f.read().splitlines()
-        self.assertEqual(len(line), 1)
-        subprocess.run(["bash", "-c", line[0]], cwd=self.tmp.name, check=True)
-        run_dir = os.path.join(self.runs, "state_tracking", self.RUN)
-        os.remove(os.path.join(run_dir, "result.json"))
-        done = self.reproduce("--park", only=self.RUN)
-        self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertIn("parked at step 2", done.stdout)
+        # The same run stopped after step 2, parked.
+        run_dir = self.stopped_at(2, steps=4)
+        self.assertIn("parked at step 2", self.park())
         parked = os.path.join(self.results, "parked", "state_tracking", self.RUN)
         self.assertEqual(sorted(os.listdir(parked)), ["best.json.gz", "config.json", "last.json.gz", "metrics.jsonl"])
         # A fresh machine: no runs/. The run resumes at step 2 and ends where the straight one did.
@@ -127,6 +140,39 @@ class Park(Sandbox):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertIn("no unfinished run to park", done.stdout)
         self.assertFalse(os.path.exists(os.path.join(self.results, "parked")))
+
+    def test_a_parked_copy_ahead_of_runs_wins_and_is_never_rolled_back(self):
+        run_dir = self.stopped_at(3, steps=4)
+        self.park()
+        # This machine still has an older state of the same run (step 1), made while the
+        # parked copy was out of reach (emitting the job would otherwise unpark it).
+        shutil.rmtree(self.runs)
+        aside = os.path.join(self.tmp.name, "aside")
+        os.rename(os.path.join(self.results, "parked"), aside)
+        self.stopped_at(1, steps=4)
+        os.rename(aside, os.path.join(self.results, "parked"))
+        done = self.reproduce("--park", only=self.RUN)
+        self.assertEqual(done.returncode, 1)
+        self.assertIn("ahead of", done.stdout)
+        parked = os.path.join(self.results, "parked", "state_tracking", self.RUN)
+        self.assertEqual(parking.step_of(parked), 3)
+        # Training resumes from the parked copy, not from runs/.
+        done = self.reproduce(*self.SMALL_EVAL, steps=4, only=self.RUN)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertIn("the parked copy (step 3) is ahead of", done.stdout)
+        with open(run_dir + ".log") as f:
+            self.assertIn("resuming at step 3", f.read())
+
+    def test_a_parked_copy_trained_with_other_settings_is_refused(self):
+        self.stopped_at(2, steps=4)
+        self.park()
+        shutil.rmtree(self.runs)
+        done = self.reproduce(*self.SMALL_EVAL, steps=6, only=self.RUN)  # the table's budget changed
+        self.assertEqual(done.returncode, 1)
+        self.assertIn("was trained with train.steps=4, but the run now asks for train.steps=6", done.stdout)
+        self.assertIn("git rm -r results/parked/state_tracking/" + self.RUN, done.stdout.replace(
+            os.path.relpath(self.results, ROOT), "results"))
+        self.assertFalse(os.path.exists(os.path.join(self.runs, "state_tracking", self.RUN, "last.json")))
 
     def test_park_refuses_other_modes(self):
         done = self.reproduce("--park", "--collect")
