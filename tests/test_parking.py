@@ -115,6 +115,7 @@ class Parking(unittest.TestCase):
         self.assertFalse(parking.discard(self.dest, self.root))  # already gone: no error
 
 
+@unittest.skipUnless(shutil.which("git"), "git is not installed: --commit cannot be used here either")
 class Commits(unittest.TestCase):
     """reproduce.git_commit_paths in a scratch repository: a failed commit is counted (the
     run's exit status becomes 1), committing files already as committed is not a failure."""
