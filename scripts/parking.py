@@ -4,7 +4,8 @@ survives a machine that does not keep runs/ (scripts/reproduce.py --park; README
 optimizer included), best.json.gz (the best-validation weights, without the optimizer
 state, which only load_model's readers would see and they ignore it), config.json and
 metrics.jsonl. Writes are whole or absent: park builds the copy beside its place and
-swaps it in; unpark renames each file into place, last.json last. Standard library only."""
+swaps it in; unpark unpacks every file before it renames them into place, last.json
+last. Standard library only."""
 import gzip
 import json
 import os
@@ -19,8 +20,10 @@ class ParkError(Exception):
 
 
 def settle(dest):
-    """Finishes a swap that park() was interrupted in: with DEST missing, DEST.old is the
-    last whole copy. A DEST.new left over from an interrupted build is dropped."""
+    """Finishes a swap that park() was interrupted in, before park or discard change DEST:
+    with DEST missing, DEST.old is the last whole copy and becomes DEST again. Then a
+    DEST.new (a build that was interrupted) and a DEST.old beside a DEST (which only ever
+    appears whole, by a rename) are leftovers and are deleted."""
     if not os.path.isdir(dest) and os.path.isdir(dest + ".old"):
         os.rename(dest + ".old", dest)
     for leftover in (dest + ".new", dest + ".old"):
@@ -28,15 +31,28 @@ def settle(dest):
             shutil.rmtree(leftover)
 
 
+def location(dest):
+    """Where a parked copy's files are, without changing anything: DEST, or DEST.old while
+    an interrupted swap is unfinished; None when there is no copy."""
+    for d in (dest, dest + ".old"):
+        if os.path.exists(os.path.join(d, "last.json.gz")):
+            return d
+    return None
+
+
 def exists(dest):
-    settle(dest)
-    return os.path.exists(os.path.join(dest, "last.json.gz"))
+    return location(dest) is not None
 
 
 def step_of(dest):
-    """The training step of a parked copy's last.json."""
-    with gzip.open(os.path.join(dest, "last.json.gz"), "rt") as f:
-        return json.load(f)["step"]
+    """The training step of a parked copy's last.json; ParkError if it cannot be read."""
+    path = os.path.join(location(dest) or dest, "last.json.gz")
+    try:
+        with gzip.open(path, "rt") as f:
+            return json.load(f)["step"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ParkError("%s is damaged (%s: %s); restore it from git or delete it to start the run over" % (
+            path, type(e).__name__, e))
 
 
 def read_pair(run_dir):
@@ -66,7 +82,7 @@ def park(run_dir, dest):
     replace a parked copy that is further along (that would roll the run back)."""
     settle(dest)
     last, best = read_pair(run_dir)
-    if os.path.exists(os.path.join(dest, "last.json.gz")) and step_of(dest) > last["step"]:
+    if exists(dest) and step_of(dest) > last["step"]:
         raise ParkError("%s is parked at step %d, ahead of %s at step %d; parking would roll it back (delete "
                         "the run directory to resume from the parked copy)" % (dest, step_of(dest), run_dir,
                                                                                 last["step"]))
@@ -91,24 +107,39 @@ def park(run_dir, dest):
 
 def unpark(dest, run_dir):
     """Restores a parked copy into RUN_DIR, where `liegrad train --resume` continues it.
-    Each file is unpacked beside its name and renamed into place, last.json last, so an
-    interrupted unpark leaves no last.json that a later resume would take for whole; a
-    best.json of an older local state is removed when the copy has none."""
+    Every file is unpacked beside its name first; only then are they renamed into place,
+    last.json last. So an unpark that fails (a damaged copy, a full disk) changes nothing
+    in RUN_DIR, and a best.json of an older local state is removed when the copy has none."""
+    src_dir = location(dest) or dest
     os.makedirs(run_dir, exist_ok=True)
-    for name in ("config.json", "metrics.jsonl", "best.json.gz", "last.json.gz"):
-        src = os.path.join(dest, name)
-        target = os.path.join(run_dir, name[:-3] if name.endswith(".gz") else name)
-        if not os.path.exists(src):
-            if os.path.exists(target):
-                os.remove(target)
-            continue
-        tmp = target + ".unpark"
-        if name.endswith(".gz"):
-            with gzip.open(src, "rb") as f, open(tmp, "wb") as out:
-                shutil.copyfileobj(f, out)
-        else:
-            shutil.copy(src, tmp)
-        os.replace(tmp, target)
+    staged = []  # (temporary, target); target alone: remove it
+    try:
+        for name in ("config.json", "metrics.jsonl", "best.json.gz", "last.json.gz"):
+            src = os.path.join(src_dir, name)
+            target = os.path.join(run_dir, name[:-3] if name.endswith(".gz") else name)
+            if not os.path.exists(src):
+                if name in ("config.json", "last.json.gz"):
+                    raise OSError("%s is missing" % name)
+                staged.append((None, target))
+                continue
+            tmp = target + ".unpark"
+            staged.append((tmp, target))
+            if name.endswith(".gz"):
+                with gzip.open(src, "rb") as f, open(tmp, "wb") as out:
+                    shutil.copyfileobj(f, out)
+            else:
+                shutil.copy(src, tmp)
+    except (OSError, EOFError) as e:
+        for tmp, _ in staged:
+            if tmp and os.path.exists(tmp):
+                os.remove(tmp)
+        raise ParkError("%s could not be unpacked into %s (%s: %s); %s is unchanged. Restore the copy from git, "
+                        "or delete it to start the run over" % (src_dir, run_dir, type(e).__name__, e, run_dir))
+    for tmp, target in staged:
+        if tmp:
+            os.replace(tmp, target)
+        elif os.path.exists(target):
+            os.remove(target)
 
 
 def discard(dest, root):

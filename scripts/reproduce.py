@@ -53,7 +53,6 @@ Usage: scripts/reproduce.py [--list] [--dry-run] [--summarize-only] [--commit]
 Standard library only.
 """
 import argparse
-import gzip
 import itertools
 import json
 import math
@@ -75,6 +74,7 @@ RESULTS = os.path.join(ROOT, "results")        # --results-dir
 RUNS = os.path.join(ROOT, "runs", "paper")     # --runs-dir
 PARKED = os.path.join(RESULTS, "parked")       # --park; follows --results-dir
 GIT_FAILURES = []                              # commits that failed; main() exits 1 if any
+RESOLVED_AS = {("train.clip", '"none"'): 0.0}  # values liegrad writes back resolved (clip off is 0)
 EXTRA_SETS = {}                                # --set, applied to every run after the table's
 PAPER = {  # the paper's numbers (../shared/spec/models.md section 8): (val, test)
     ("ts100k", "osmformer-linear"): (2.254, 2.464),
@@ -153,6 +153,7 @@ def config_differences(run, sets, config, ignore=()):
     for key, value in wanted.items():
         if key in ignore:
             continue
+        value = RESOLVED_AS.get((key, json.dumps(value)), value)
         node = config
         for part in key.split("."):
             node = node.get(part) if isinstance(node, dict) else None
@@ -261,7 +262,20 @@ def train(binary, table_name, table, run, dry_run, commit, manifest, mode="train
             if dry_run:
                 print("  " + " ".join(train_command(binary, table, run, run_dir) + ["--resume"]))
                 return "pending"
-            parking.unpark(parked, run_dir)
+            try:
+                parking.unpark(parked, run_dir)
+            except parking.ParkError as e:
+                print("  not unparked: %s" % e, flush=True)
+                return "failed"
+    if mode != "collect" and not finished and os.path.exists(os.path.join(run_dir, "config.json")) and \
+            os.path.exists(os.path.join(run_dir, "last.json")):
+        # liegrad lets train.steps change on resume; a table's run must resume as it started.
+        diff = settings_differ(table, run, os.path.join(run_dir, "config.json"))
+        if diff:
+            print("[%s] %s: %s was trained with %s; resuming would not continue the same run. Restore those "
+                  "settings, or start the run over with `rm -r %s`" % (table_name, run["id"], run_dir, diff, run_dir),
+                  flush=True)
+            return "failed"
     if mode == "emit":
         if not finished:
             jobs.append(job_line(binary, table, run, run_dir))
@@ -315,26 +329,41 @@ def use_parked(table, run, parked, run_dir):
     """What to do with a run's parked copy: "unpark" it (runs/ has no last.json, or an older
     one), "local" (runs/ is at or past it), or "refuse: REASON" when it was trained with
     other settings than the table now asks for (only train.threads may differ)."""
-    with open(os.path.join(parked, "config.json")) as f:
-        config = json.load(f)
-    diff = config_differences(run, command_sets(table, run), config, ignore=("train.threads",))
+    where = parking.location(parked)
+    try:
+        diff = settings_differ(table, run, os.path.join(where, "config.json"))
+    except (OSError, ValueError) as e:
+        diff = "a config.json that cannot be read (%s)" % e
+    remove = "git rm -r" if git_tracked(parked) else "rm -r"
     if diff:
-        return ("refuse: the parked copy in %s was trained with %s, but the run now asks for %s; resuming would "
-                "not continue the same run. Restore those settings, or start the run over with `git rm -r %s`" % (
-                    os.path.relpath(parked, ROOT), ", ".join("%s=%s" % (k, json.dumps(found)) for k, _, found in diff),
-                    ", ".join("%s=%s" % (k, json.dumps(wanted)) for k, wanted, _ in diff),
-                    os.path.relpath(parked, ROOT)))
+        return ("refuse: the parked copy in %s was trained with %s; resuming would not continue the same run. "
+                "Restore those settings, or start the run over with `%s %s`" % (where, diff, remove, parked))
     local = os.path.join(run_dir, "last.json")
     if not os.path.exists(local):
         return "unpark"
-    with open(local) as f:
-        local_step = json.load(f)["step"]
-    parked_step = parking.step_of(parked)
+    try:
+        with open(local) as f:
+            local_step = json.load(f)["step"]
+        parked_step = parking.step_of(parked)
+    except (OSError, ValueError, KeyError, parking.ParkError) as e:
+        return "refuse: %s (local %s); remove the damaged one to go on" % (e, local)
     if parked_step > local_step:
         print("  the parked copy (step %d) is ahead of %s (step %d)" % (parked_step, os.path.relpath(local, ROOT),
                                                                      local_step), flush=True)
         return "unpark"
     return "local"
+
+
+def settings_differ(table, run, config_path):
+    """'' when the resolved config at CONFIG_PATH is this run's (train.threads may differ),
+    else 'KEY=FOUND, ... but the run now asks for KEY=WANTED, ...'."""
+    with open(config_path) as f:
+        config = json.load(f)
+    diff = config_differences(run, command_sets(table, run), config, ignore=("train.threads",))
+    if not diff:
+        return ""
+    return "%s, but the run now asks for %s" % (", ".join("%s=%s" % (k, json.dumps(found)) for k, _, found in diff),
+                                                ", ".join("%s=%s" % (k, json.dumps(wanted)) for k, wanted, _ in diff))
 
 
 def discard_parked(table_name, run_id):
@@ -374,7 +403,7 @@ def park_runs(tables, only, commit):
             dest = os.path.join(PARKED, t, run_id)
             try:
                 step = parking.park(run_dir, dest)
-            except parking.ParkError as e:
+            except (parking.ParkError, OSError, ValueError, KeyError) as e:
                 print("[%s] %s: not parked: %s" % (t, run_id, e), flush=True)
                 failed.append(run_id)
                 continue
@@ -864,7 +893,7 @@ def main():
         print("wrote %d job(s) to %s: run each line (e.g. a Slurm array task runs line $SLURM_ARRAY_TASK_ID, or "
               "`parallel -j N < %s`), then `scripts/reproduce.sh --collect TABLE...`; runs that wait for others "
               "(listed above) are emitted by a later --emit-jobs" % (len(jobs), a.emit_jobs, a.emit_jobs))
-        return 0
+        return 1 if failed else 0  # a run refused (above) has no line
     if RESULTS == os.path.join(ROOT, "results"):  # docs/results.md reads only the committed results
         subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "results_doc.py")], check=True)
         if a.commit and not a.dry_run:

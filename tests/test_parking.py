@@ -86,19 +86,39 @@ class Parking(unittest.TestCase):
         # half-built DEST.new may be left too.
         os.rename(self.dest, self.dest + ".old")
         os.makedirs(self.dest + ".new")
+        # Reading finds the whole copy and changes nothing (another process may be parking).
         self.assertTrue(parking.exists(self.dest))
+        self.assertEqual(parking.step_of(self.dest), 4)
+        fresh = os.path.join(self.tmp.name, "fresh", "r")
+        parking.unpark(self.dest, fresh)
+        with open(os.path.join(fresh, "last.json")) as f:
+            self.assertEqual(json.load(f)["step"], 4)
+        self.assertTrue(os.path.isdir(self.dest + ".old") and os.path.isdir(self.dest + ".new"))
+        # The next park (or discard) finishes the swap first.
+        parking.settle(self.dest)
         self.assertEqual(parking.step_of(self.dest), 4)
         self.assertFalse(os.path.exists(self.dest + ".old") or os.path.exists(self.dest + ".new"))
 
-    def test_a_failed_unpark_leaves_no_last_json_and_drops_a_stale_best(self):
+    def test_a_failed_unpark_changes_nothing_and_an_unpark_drops_a_stale_best(self):
         make_run(self.run, 6, 4)
         parking.park(self.run, self.dest)
         with open(os.path.join(self.dest, "best.json.gz"), "wb") as f:
             f.write(b"not gzip")
         fresh = os.path.join(self.tmp.name, "fresh", "r")
-        with self.assertRaises(OSError):
+        make_run(fresh, 2, 2)  # an older local state of the run
+        before = {n: open(os.path.join(fresh, n)).read() for n in os.listdir(fresh)}
+        with self.assertRaisesRegex(parking.ParkError, "could not be unpacked .* is unchanged"):
+            parking.unpark(self.dest, fresh)
+        self.assertEqual({n: open(os.path.join(fresh, n)).read() for n in os.listdir(fresh)}, before)
+        os.remove(os.path.join(fresh, "last.json"))
+        with self.assertRaises(parking.ParkError):
             parking.unpark(self.dest, fresh)
         self.assertFalse(os.path.exists(os.path.join(fresh, "last.json")))
+        # A damaged last.json.gz is named, not a traceback.
+        with open(os.path.join(self.dest, "last.json.gz"), "wb") as f:
+            f.write(b"garbage")
+        with self.assertRaisesRegex(parking.ParkError, "last.json.gz is damaged"):
+            parking.step_of(self.dest)
         # An older local state with a best.json, and a copy without one (stopped before
         # its first evaluation): the local best.json does not survive the unpark.
         make_run(self.run, 1, -1)
@@ -113,6 +133,29 @@ class Parking(unittest.TestCase):
         self.assertTrue(parking.discard(self.dest, self.root))
         self.assertFalse(os.path.exists(self.root))
         self.assertFalse(parking.discard(self.dest, self.root))  # already gone: no error
+
+
+class Settings(unittest.TestCase):
+    def test_every_committed_run_matches_its_tables_settings(self):
+        """The check that refuses a parked copy trained with other settings accepts every
+        run in results/ against its table (a value liegrad writes back resolved, such as
+        train.clip "none" as 0, is not a difference)."""
+        with open(reproduce.MANIFEST) as f:
+            manifest = json.load(f)
+        checked = 0
+        for name, table in manifest.items():
+            if name == "comment":
+                continue
+            for run in reproduce.expand(name, table):
+                path = os.path.join(reproduce.RESULTS, name, run["id"], "result.json")
+                if not os.path.exists(path):
+                    continue
+                with open(path) as f:
+                    config = json.load(f)["config"]
+                self.assertEqual(reproduce.config_differences(run, reproduce.command_sets(table, run), config,
+                                                              ignore=("train.threads",)), [], run["id"])
+                checked += 1
+        self.assertGreater(checked, 100)
 
 
 @unittest.skipUnless(shutil.which("git"), "git is not installed: --commit cannot be used here either")

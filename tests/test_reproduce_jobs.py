@@ -170,9 +170,42 @@ class Park(Sandbox):
         done = self.reproduce(*self.SMALL_EVAL, steps=6, only=self.RUN)  # the table's budget changed
         self.assertEqual(done.returncode, 1)
         self.assertIn("was trained with train.steps=4, but the run now asks for train.steps=6", done.stdout)
-        self.assertIn("git rm -r results/parked/state_tracking/" + self.RUN, done.stdout.replace(
-            os.path.relpath(self.results, ROOT), "results"))
+        parked = os.path.join(self.results, "parked", "state_tracking", self.RUN)
+        self.assertIn("start the run over with `rm -r %s`" % parked, done.stdout)  # not in git: rm, not git rm
         self.assertFalse(os.path.exists(os.path.join(self.runs, "state_tracking", self.RUN, "last.json")))
+        # Unparked by the old settings, then asked for new ones: the state in runs/ is refused
+        # too (liegrad itself would let train.steps change on resume).
+        done = self.reproduce(*self.SMALL_EVAL, "--emit-jobs", os.path.join(self.tmp.name, "j"), steps=4,
+                              only=self.RUN)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        shutil.rmtree(parked)
+        done = self.reproduce(*self.SMALL_EVAL, steps=6, only=self.RUN)
+        self.assertEqual(done.returncode, 1)
+        self.assertIn("was trained with train.steps=4, but the run now asks for train.steps=6", done.stdout)
+        self.assertIn("rm -r %s" % os.path.join(self.runs, "state_tracking", self.RUN), done.stdout)
+
+    def test_a_local_state_ahead_of_the_parked_copy_is_resumed(self):
+        run_dir = self.stopped_at(1, steps=4)
+        self.park()
+        shutil.rmtree(self.runs)
+        aside = os.path.join(self.tmp.name, "aside")
+        os.rename(os.path.join(self.results, "parked"), aside)
+        self.stopped_at(3, steps=4)
+        os.rename(aside, os.path.join(self.results, "parked"))
+        done = self.reproduce(*self.SMALL_EVAL, steps=4, only=self.RUN)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertNotIn("unparking", done.stdout)
+        with open(run_dir + ".log") as f:
+            self.assertIn("resuming at step 3", f.read())
+        self.assertFalse(os.path.exists(os.path.join(self.results, "parked")))  # served all the same
+
+    def test_a_failed_commit_makes_the_exit_status_1(self):
+        # results/ outside the repository: every commit fails, the results are still written.
+        done = self.reproduce(*self.SMALL_EVAL, "--commit", steps=2, only=self.RUN)
+        self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
+        self.assertIn("git commit failed", done.stdout)
+        self.assertIn("git commit(s) failed", done.stderr)
+        self.assertTrue(os.path.exists(os.path.join(self.results, "state_tracking", self.RUN, "result.json")))
 
     def test_park_refuses_other_modes(self):
         done = self.reproduce("--park", "--collect")
