@@ -109,6 +109,16 @@ class Park(Sandbox):
         self.assertFalse(os.path.exists(os.path.join(run_dir, "result.json")))
         return run_dir
 
+    def local_state_beside_the_parked_copy(self, step):
+        """Replaces runs/ with the run stopped at `step`, as another machine's state that met
+        the parked copy through git; made with the copy out of reach (emitting the job would
+        otherwise unpark it)."""
+        shutil.rmtree(self.runs)
+        aside = os.path.join(self.tmp.name, "aside")
+        os.rename(os.path.join(self.results, "parked"), aside)
+        self.stopped_at(step, steps=4)
+        os.rename(aside, os.path.join(self.results, "parked"))
+
     def park(self):
         done = self.reproduce("--park", only=self.RUN)
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
@@ -144,13 +154,7 @@ class Park(Sandbox):
     def test_a_parked_copy_ahead_of_runs_wins_and_is_never_rolled_back(self):
         run_dir = self.stopped_at(3, steps=4)
         self.park()
-        # This machine still has an older state of the same run (step 1), made while the
-        # parked copy was out of reach (emitting the job would otherwise unpark it).
-        shutil.rmtree(self.runs)
-        aside = os.path.join(self.tmp.name, "aside")
-        os.rename(os.path.join(self.results, "parked"), aside)
-        self.stopped_at(1, steps=4)
-        os.rename(aside, os.path.join(self.results, "parked"))
+        self.local_state_beside_the_parked_copy(1)  # older than the parked copy
         done = self.reproduce("--park", only=self.RUN)
         self.assertEqual(done.returncode, 1)
         self.assertIn("ahead of", done.stdout)
@@ -187,11 +191,7 @@ class Park(Sandbox):
     def test_a_local_state_ahead_of_the_parked_copy_is_resumed(self):
         run_dir = self.stopped_at(1, steps=4)
         self.park()
-        shutil.rmtree(self.runs)
-        aside = os.path.join(self.tmp.name, "aside")
-        os.rename(os.path.join(self.results, "parked"), aside)
-        self.stopped_at(3, steps=4)
-        os.rename(aside, os.path.join(self.results, "parked"))
+        self.local_state_beside_the_parked_copy(3)  # newer than the parked copy
         done = self.reproduce(*self.SMALL_EVAL, steps=4, only=self.RUN)
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         self.assertNotIn("unparking", done.stdout)
