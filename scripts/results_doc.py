@@ -132,6 +132,17 @@ def exploded_sentence(linear_lr, t_recurrent):
                 EXPLODED_RUNS, math.floor(min(vals) * 10) / 10, math.ceil(max(vals) * 10) / 10, t_recurrent, linear_lr))
 
 
+def table_no(name):
+    """A table's number on this page (its place in ORDER)."""
+    return ORDER.index(name) + 1
+
+
+def seeds_text(summary):
+    """'one seed' or 'N seeds': how many seeds a table's runs have."""
+    n = len((summary or {}).get("seeds", [])) or 1
+    return "one seed" if n == 1 else "%d seeds" % n
+
+
 def intro(tables):
     """INTRO with its numbers computed from the tables and their runs' result.json."""
     number = {n: i for i, n in enumerate(ORDER, 1)}
@@ -264,10 +275,10 @@ def claim_every_budget(tables):
     o1, t1 = row(tables.get("ts100k"), "osmformer-linear"), row(tables.get("ts100k"), "transformer")
     if flags and o1 and t1 and o1["n"] > 1 and t1["n"] > 1:
         noise = math.sqrt(o1["test_bpc_std"] ** 2 + t1["test_bpc_std"] ** 2)
-        ev.append("Seed noise: at ~100K (table 1, %d seeds) the test BPC's standard deviation is %.3f for the OSMFormer "
-                  "and %.3f for the transformer, so a one-seed difference has a standard deviation of about %.3f; "
-                  "differences within twice that (%.3f) are not resolved by one seed." % (
-                      min(o1["n"], t1["n"]), o1["test_bpc_std"], t1["test_bpc_std"], noise, 2 * noise))
+        ev.append("Seed noise: at ~100K (table %d, %d seeds) the test BPC's standard deviation is %.3f for the "
+                  "OSMFormer and %.3f for the transformer, so a one-seed difference has a standard deviation of about "
+                  "%.3f; differences within twice that (%.3f) are not resolved by one seed." % (
+                      table_no("ts100k"), min(o1["n"], t1["n"]), o1["test_bpc_std"], t1["test_bpc_std"], noise, 2 * noise))
         return "%s (%d of %d differences exceed twice the one-seed noise)" % (
             verdict(flags), sum(1 for d in diffs if abs(d) > 2 * noise), len(diffs)), ev
     return verdict(flags), ev
@@ -304,14 +315,14 @@ def claim_linear_vs_identity(tables):
             label, fmt_ms(a, "test_bpc"), a["parameters"], fmt_ms(b, "test_bpc"), b["parameters"], txt,
             "" if a.get("lr") == b.get("lr") else "; the learning rates differ (linear %g, identity %g)" % (
                 a["lr"], b["lr"])))
-    # Context, not judged: the bounded OSM-RNN (table 9) at the identity model's learning rate.
+    # Context, not judged: the bounded OSM-RNN (its own table) at the identity model's learning rate.
     ide = row(tables.get("recurrent"), "osm-rnn-identity")
     bounded = [r for r in (tables.get("recurrent_bounded") or {}).get("rows", [])
                if r.get("n", 0) > 0 and ide and r.get("lr") == ide.get("lr")]
     for r in bounded:
-        ev.append("For context, not judged: with `mixing: bounded` (table 9, one seed) at the identity model's lr %g "
+        ev.append("For context, not judged: with `mixing: bounded` (table %d, %s) at the identity model's lr %g "
                   "the OSM-RNN reaches test %.3f, %+.3f against identity mixing." % (
-                      r["lr"], r["test_bpc_mean"], r["test_bpc_mean"] - ide["test_bpc_mean"]))
+                      table_no("recurrent_bounded"), seeds_text(tables.get("recurrent_bounded")), r["lr"], r["test_bpc_mean"], r["test_bpc_mean"] - ide["test_bpc_mean"]))
     return verdict(flags), ev
 
 
@@ -381,7 +392,7 @@ def extra_findings(tables):
                 worst[r["model"]] = (g, r.get("lr"))
         if worst:
             lines.append("- **Gradient norms of the recurrent models** (largest before clipping over the lr screen, "
-                         "table 6): " + "; ".join("%s %.3g (at lr %g)" % (m, g, lr) for m, (g, lr) in sorted(worst.items()))
+                         "table %d): " % table_no("recurrent_lr") + "; ".join("%s %.3g (at lr %g)" % (m, g, lr) for m, (g, lr) in sorted(worst.items()))
                          + ". Above 1,000 (exploding): %s." % (
                              ", ".join(m for m, (g, _) in sorted(worst.items()) if g > 1e3) or "none"))
     b = tables.get("recurrent_bounded")
@@ -390,7 +401,8 @@ def extra_findings(tables):
         best = min(done, key=lambda r: r["val_bpc_mean"])  # selected on validation, reported on test
         rec = tables.get("recurrent")
         lin, lstm = row(rec, "osm-rnn-linear"), row(rec, "lstm")
-        text = ("- **Bounded mixing for the OSM-RNN** (liegrad's `mixing: bounded`, table 9, one seed): "
+        text = ("- **Bounded mixing for the OSM-RNN** (liegrad's `mixing: bounded`, table %d, %s): " % (
+                    table_no("recurrent_bounded"), seeds_text(b))
                 + "; ".join("lr %g: test %.3f, max grad norm %.3g" % (r["lr"], r["test_bpc_mean"], r.get("max_grad_norm", float("nan")))
                             for r in done) + ".")
         if lin and lstm:
