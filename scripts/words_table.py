@@ -172,7 +172,8 @@ def summarize(results_dir, table_name, table, runs):
             accs = " | ".join(fmt_acc(r["position_acc"][str(L)], r["n"]) for L in lengths)
             lines.append("| %s | %d | %s | %s | %s | %d%s |" % (
                 r["model"], r["parameters"], accs, fmt_acc(r["final_acc"][str(lengths[-1])], r["n"]),
-                fmt_steps(r["steps_to_99"]), r["n"], (" (+%d diverged)" % r["diverged"]) if r["diverged"] else ""))
+                fmt_steps(r["steps_to_99"]), r["n"], "".join(" (+%d %s)" % (k, what) for k, what in (
+                    (r["diverged"], "diverged"), (len(r.get("pending", [])), "pending")) if k)))
         series = {r["model"]: [(L, r["position_acc"][str(L)][0]) for L in lengths] for r in grow if r["n"] > 0}
         svg = os.path.join(results_dir, "%s-%s.svg" % (table_name, g))
         done = next(r for r in grow if r["n"] > 0)  # lengths is set, so one row has finished

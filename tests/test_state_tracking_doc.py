@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Tests of scripts/state_tracking_doc.py's rules on synthetic summary rows (no
+training): each family's row is chosen without the length-1024 accuracy it is judged on,
+a verdict waits for pending seeds, "learned next to nothing" is measured from the
+first-position score, and differences print with twice their standard error.
+Registered with CTest (tests/CMakeLists.txt); standard library only."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+import state_tracking_doc as doc  # noqa: E402
+
+LENGTHS = [64, 1024]
+
+
+def row(model, val, acc64, acc1024, sd=0.01, n=3, params=100, pending=()):
+    return {"model": model, "group": "S3", "n": n, "diverged": 0, "pending": list(pending), "parameters": params,
+            "classes": 6, "max_len": 64, "lengths": LENGTHS, "val_acc": [val, 0.0],
+            "position_acc": {"64": [acc64, sd], "1024": [acc1024, sd]}, "final_acc": {"1024": [acc1024, sd]}}
+
+
+def claim_line(rows):
+    lines = doc.outcome({"groups": ["S3"], "rows": rows})
+    return next(line for line in lines if "Claim" in line)
+
+
+class StateTrackingDoc(unittest.TestCase):
+    def test_rows_are_chosen_on_validation_not_on_the_judged_length(self):
+        rows = [row("osm-rnn-token-so5", 0.99, 0.99, 0.90, sd=0.3),   # best at 1024, worse on validation
+                row("osm-rnn-token-so14", 1.00, 1.00, 0.50),
+                row("transformer-alibi", 0.20, 0.20, 0.17), row("lstm", 1.0, 1.0, 1.0)]
+        line = claim_line(rows)
+        self.assertIn("osm-rnn-token-so14 0.500 against transformer-alibi 0.170", line)
+        self.assertIn("**holds**", line)
+        # Ties on validation and at 64 go to fewer parameters.
+        rows[0].update(val_acc=[1.0, 0.0], position_acc={"64": [1.0, 0.3], "1024": [0.9, 0.3]}, parameters=50)
+        self.assertIn("osm-rnn-token-so5 0.900", claim_line(rows))
+
+    def test_a_verdict_waits_for_pending_seeds(self):
+        rows = [row("osm-rnn-token-so14", 1.0, 1.0, 0.5, n=2, pending=["osm-rnn-token-so14-s3"]),
+                row("transformer-alibi", 0.2, 0.2, 0.17), row("lstm", 1.0, 1.0, 1.0)]
+        self.assertIn("**pending (osm-rnn-token-so14: seeds pending or diverged)**", claim_line(rows))
+
+    def test_differences_print_with_twice_their_standard_error_and_no_negative_zero(self):
+        a, b = row("a", 1, 1, 0.0090, sd=0.0003), row("b", 1, 1, 0.00904, sd=0.0003)
+        verdict, d, text = doc.compare(a, b, 1024)
+        self.assertEqual(text, "0.000 (2 standard errors: 0.0005)")
+        self.assertTrue(verdict.startswith("not resolved"))
+        verdict, d, text = doc.compare(row("a", 1, 1, 0.476, sd=0.061), row("b", 1, 1, 0.169, sd=0.0003), 1024)
+        self.assertEqual((verdict, text), ("higher", "+0.307 (2 standard errors: 0.070)"))
+
+    def test_learned_next_to_nothing_is_measured_from_the_first_position_score(self):
+        floor = doc.first_position_score(6, 64)
+        self.assertAlmostEqual(floor, (1 + 63 / 6) / 64)
+        rows = [row("osmformer-so5", 0.2, floor + 0.05, 0.17), row("exprnn", 0.3, floor + 0.09, 0.17),
+                row("lstm", 1.0, 1.0, 1.0)]
+        line = next(l for l in doc.outcome({"groups": ["S3"], "rows": rows}) if "first position" in l)
+        self.assertIn("These rows learned next to nothing beyond it: osmformer-so5 (rule", line)
+
+
+if __name__ == "__main__":
+    unittest.main()
