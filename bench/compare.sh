@@ -2,8 +2,9 @@
 # bench/compare.sh: liegrad against the PyTorch reference (bench/torch_reference.py) on the
 # same models, the same batch x seq_len and the same thread count (issue 6), printed as a
 # markdown table: model, liegrad tokens/s, PyTorch tokens/s, ratio, peak memory of each.
-# Each of the --rounds R rounds times every row once, liegrad then PyTorch, so a change in
-# machine load during the run hits both sides and every row alike; each side's figure is
+# Each of the --rounds R rounds times every row once on both sides (liegrad first in odd
+# rounds, PyTorch first in even ones), so a change in machine load during the run hits
+# both sides and every row alike; each side's figure is
 # the median over its rounds of its per-step median tokens/s. A last row times the batched
 # exponential with its pullback (d = 16, N = 4096) when both tools support it.
 #
@@ -67,16 +68,22 @@ fi
 [ ${#CONFIGS[@]} -gt 0 ] || die "no configs to run"
 
 # OpenBLAS picks its kernels from the CPU model when it loads; on a CPU newer than the
-# library it falls back to narrower ones (core/blas_core.hpp). Both sides use OpenBLAS
-# (Debian's PyTorch for its dense products), so when the environment does not choose, the
-# comparison runs with the core `liegrad bench --op gemm` suggests, and says so. A
-# value already in the environment is left as it is.
+# library it falls back to narrower ones (core/blas_core.hpp). liegrad sets
+# OPENBLAS_CORETYPE for itself when that happens (apps/main.cpp, default_environment), so
+# when the environment does not choose, both sides run with the kernels liegrad runs
+# (the openblas_core its GEMM benchmark reports), and say so; Debian's PyTorch uses the
+# same OpenBLAS for its dense products. A value already in the environment is left as it is.
+# (Until 2026-12-02 this asked liegrad for a suggestion instead, which liegrad's own
+# setting had already answered: runs 2-6 of docs/performance.md timed PyTorch on
+# OpenBLAS's fallback kernels.)
 if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
-  suggested="$("$LIEGRAD" bench --op gemm --n 64 --repeats 1 --threads 1 --json 2>/dev/null |
-    "$PYTHON" -c 'import json, sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1]).get("suggested_coretype", ""))' 2>/dev/null || true)"
-  if [ -n "$suggested" ]; then
-    echo "compare.sh: OpenBLAS does not know this CPU and runs narrower kernels; both sides run with OPENBLAS_CORETYPE=$suggested" >&2
-    export OPENBLAS_CORETYPE="$suggested"
+  core="$("$LIEGRAD" bench --op gemm --n 64 --repeats 1 --threads 1 --json 2>/dev/null |
+    "$PYTHON" -c 'import json, sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1]).get("openblas_core", ""))' 2>/dev/null || true)"
+  if [ -n "$core" ]; then
+    echo "compare.sh: both sides run with OPENBLAS_CORETYPE=${core^^}, the OpenBLAS kernels liegrad runs" >&2
+    export OPENBLAS_CORETYPE="${core^^}"
+  else
+    echo "compare.sh: liegrad did not report its OpenBLAS kernels; each side runs what OpenBLAS picks" >&2
   fi
 fi
 
@@ -115,37 +122,57 @@ else
   echo "compare.sh: '$LIEGRAD bench --op expm' is not available; no exp + pullback row" >&2
 fi
 
-# Every round times every row once (liegrad then PyTorch for each), so a change in the
-# machine's speed during the run hits the initialisation and trained rows of a model
-# alike, as well as both sides of each row.
+# run_pair ROUND NAME LIEGRAD_ARGS... -- TORCH_ARGS...: times one row on both sides, liegrad
+# first in odd rounds and PyTorch first in even ones, so a drift within a pair does not
+# always favour the same side.
+run_pair() {
+  local round="$1" name="$2"; shift 2
+  local largs=() targs=()
+  while [ "$1" != "--" ]; do largs+=("$1"); shift; done
+  shift
+  targs=("$@")
+  if (( round % 2 )); then
+    echo "[$name] round $round/$ROUNDS: liegrad, then pytorch ..." >&2
+    run_side liegrad "$name" "$round" "$LIEGRAD" "${largs[@]}"
+    run_side torch "$name" "$round" "$PYTHON" "$TORCH_REF" "${targs[@]}"
+  else
+    echo "[$name] round $round/$ROUNDS: pytorch, then liegrad ..." >&2
+    run_side torch "$name" "$round" "$PYTHON" "$TORCH_REF" "${targs[@]}"
+    run_side liegrad "$name" "$round" "$LIEGRAD" "${largs[@]}"
+  fi
+}
+
+# trained_row ROUND T: the trained row of TRAINED_NAMES[T] on both sides.
+trained_row() {
+  local round="$1" t="$2"
+  local tname="${TRAINED_NAMES[$t]}" tckpt="${TRAINED_CKPTS[$t]}"
+  run_pair "$round" "trained-$tname" bench --checkpoint "$tckpt" --steps "$STEPS" --warmup "$WARMUP" \
+    --threads "$THREADS" --json -- --weights "$tckpt" --steps "$STEPS" --warmup "$WARMUP" --threads "$THREADS" --json
+}
+
+# Every round times every row once on both sides, so a change in the machine's speed
+# during the run hits both sides of each row alike; a model's trained row is timed right
+# after its initialisation row, so their ratio (issue 12) sees the same machine.
 for ((r = 1; r <= ROUNDS; r++)); do
+  done_trained=()
   for cfg in "${CONFIGS[@]}"; do
     name="$(basename "$cfg" .json)"
-    echo "[$name] round $r/$ROUNDS: liegrad ..." >&2
-    run_side liegrad "$name" "$r" "$LIEGRAD" bench --config "$cfg" --steps "$STEPS" --warmup "$WARMUP" \
-      --threads "$THREADS" --json
-    echo "[$name] round $r/$ROUNDS: pytorch ..." >&2
-    run_side torch "$name" "$r" "$PYTHON" "$TORCH_REF" --config "$cfg" --steps "$STEPS" --warmup "$WARMUP" \
-      --threads "$THREADS" --json
+    run_pair "$r" "$name" bench --config "$cfg" --steps "$STEPS" --warmup "$WARMUP" --threads "$THREADS" --json \
+      -- --config "$cfg" --steps "$STEPS" --warmup "$WARMUP" --threads "$THREADS" --json
+    for ((t = 0; t < ${#TRAINED_NAMES[@]}; t++)); do
+      if [ "${TRAINED_NAMES[$t]}" = "$name" ]; then trained_row "$r" "$t"; done_trained+=("$t"); fi
+    done
   done
-  for ((t = 0; t < ${#TRAINED_NAMES[@]}; t++)); do
-    tname="${TRAINED_NAMES[$t]}" tckpt="${TRAINED_CKPTS[$t]}"
-    echo "[$tname trained] round $r/$ROUNDS: liegrad ..." >&2
-    run_side liegrad "trained-$tname" "$r" "$LIEGRAD" bench --checkpoint "$tckpt" --steps "$STEPS" \
-      --warmup "$WARMUP" --threads "$THREADS" --json
-    echo "[$tname trained] round $r/$ROUNDS: pytorch ..." >&2
-    run_side torch "trained-$tname" "$r" "$PYTHON" "$TORCH_REF" --weights "$tckpt" --steps "$STEPS" \
-      --warmup "$WARMUP" --threads "$THREADS" --json
+  for ((t = 0; t < ${#TRAINED_NAMES[@]}; t++)); do  # trained models without an initialisation row
+    case " ${done_trained[*]:-} " in *" $t "*) ;; *) trained_row "$r" "$t" ;; esac
   done
   # The machine's float GEMM peak in the same sitting (1024^3, liegrad's kernel and OpenBLAS).
   echo "[gemm peak] round $r/$ROUNDS ..." >&2
   run_side liegrad gemm "$r" "$LIEGRAD" bench --op gemm --threads "$THREADS" --json
   # The batched exponential with its pullback, when liegrad supports --op expm.
   if [ "$HAS_EXPM" -eq 1 ]; then
-    echo "[expm d=16 N=4096] round $r/$ROUNDS ..." >&2
-    run_side liegrad expm "$r" "$LIEGRAD" bench --op expm --d 16 --n 4096 --repeats "$STEPS" --threads "$THREADS" --json
-    run_side torch expm "$r" "$PYTHON" "$TORCH_REF" --op expm --d 16 --n 4096 --steps "$STEPS" --warmup "$WARMUP" \
-      --threads "$THREADS" --json
+    run_pair "$r" expm bench --op expm --d 16 --n 4096 --repeats "$STEPS" --threads "$THREADS" --json \
+      -- --op expm --d 16 --n 4096 --steps "$STEPS" --warmup "$WARMUP" --threads "$THREADS" --json
   fi
 done
 LOAD_END="$(cut -d' ' -f1-3 /proc/loadavg)"

@@ -114,11 +114,18 @@ def main():
             fmt(med(L, "peak_rss_mib")), fmt(med(T, "peak_rss_mib"))))
     print()
     cores = sorted({r.get("openblas_core") for r in load(out, "gemm", "liegrad") if r.get("openblas_core")})
+    torch_runs = [r for c in configs + ["expm"] + ["trained-" + t for t in trained] for r in load(out, c, "torch")]
+    torch_cores = sorted({str(r.get("openblas_coretype")) for r in torch_runs})
     print("%s threads, %s timed steps per run, %s alternating round(s) per side; load average %s at the start, "
-          "%s at the end; OpenBLAS kernels: %s%s; raw JSON in %s" % (
+          "%s at the end; OpenBLAS kernels: liegrad %s, PyTorch %s; raw JSON in %s" % (
               threads, steps, rounds, load0, load1, ", ".join(cores) or "not reported",
-              " (OPENBLAS_CORETYPE=%s)" % os.environ["OPENBLAS_CORETYPE"] if os.environ.get("OPENBLAS_CORETYPE") else "",
-              out))
+              ", ".join("OPENBLAS_CORETYPE=%s" % c if c != "None" else "OpenBLAS's own choice"
+                        for c in torch_cores) or "not reported", out))
+    if cores and torch_cores != [c.upper() for c in cores]:
+        print()
+        print("**The two sides may not run the same OpenBLAS kernels** (liegrad %s, PyTorch %s): where OpenBLAS "
+              "does not know the CPU its own choice is a narrower fallback, which slows PyTorch's dense products." % (
+                  ", ".join(cores), ", ".join(torch_cores)))
 
     # Trained against initialisation, each side.
     pairs = [(t, t if t in configs else None) for t in trained]

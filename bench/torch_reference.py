@@ -670,7 +670,10 @@ def timing(args):
            "threads": args.threads, "steps": args.steps, "warmup": args.warmup, "tokens_per_s": tps,
            "step_seconds_median": float(np.median(secs)), "tokens_per_cpu_s": B * T * args.steps / max(cpu, 1e-9),
            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, "expm": expm_name,
-           "expm_probe_s": expm_times, "first_loss": losses[0], "last_loss": losses[-1], "torch": torch.__version__}
+           "expm_probe_s": expm_times, "first_loss": losses[0], "last_loss": losses[-1], "torch": torch.__version__,
+           # The kernels Debian's OpenBLAS runs for torch's dense products (None: OpenBLAS chose
+           # from the CPU model, which on a CPU newer than the library is a narrow fallback).
+           "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE")}
     print(json.dumps(out) if args.json else
           "%s (%s, %d parameters): median %.0f tokens/s (min %.0f, max %.0f) over %d steps of %dx%d, %d threads; "
           "%.0f tokens per CPU second; peak RSS %.0f MiB; exp: %s"
@@ -703,7 +706,8 @@ def expm_bench(args):
     mps = spread([args.n / t for t in times])
     out = {"op": "expm", "d": args.d, "n": args.n, "repeats": args.steps, "threads": args.threads,
            "matrices_per_s": mps, "matrices_per_cpu_s": args.n * args.steps / max(cpu, 1e-9), "expm": name,
-           "expm_probe_s": probe, "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
+           "expm_probe_s": probe, "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+           "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE")}
     print(json.dumps(out) if args.json else "exp + pullback, d=%d N=%d: median %.0f matrices/s (%s)"
           % (args.d, args.n, mps["median"], name))
 
