@@ -265,7 +265,8 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
                  if table.get("best_seeds") else ""),
              "Wall time: %s%s. The runs share a 2-core machine with other work, so their own tokens/s and wall "
              "times measure the load as much as the model; `time at bench speed` is the tokens a run trained "
-             "at its model's quiet speed (2 threads, %s), the time axis of the plot%s." % (
+             "at its model's speed in one benchmark run (2 threads, %s; a common yardstick, not an idle "
+             "machine's speed), the time axis of the plot%s." % (
                  wall_time_text(walls) if walls else "none finished yet",
                  "; each run trained on %s thread%s (train.threads)" % (
                      " or ".join(map(str, threads)), "" if threads == [1] else "s") if threads else "", table.get("bench_dir", "no benchmark named"),
