@@ -56,21 +56,25 @@ def ratio(a, b):
     return "n/a" if a is None or b is None or b == 0 else "%.2f" % (a / b)
 
 
-def paired_ratio(out, num, den, side):
-    """Median over rounds of num's tokens/s over den's in the same round (the rounds sweep
-    every row in turn, so a change in the machine's speed between rounds cancels)."""
-    def by_round(name):
-        got = {}
-        for f in glob.glob(os.path.join(out, "%s.%s.*.json" % (name, side))):
-            try:
-                with open(f) as fh:
-                    v = med([json.load(fh)], "tokens_per_s")
-            except ValueError:
-                continue
-            if v:
-                got[f.rsplit(".", 2)[-2]] = v
-        return got
-    a, b = by_round(num), by_round(den)
+def by_round(out, name, side, key="tokens_per_s"):
+    """{round: the run's median of KEY} for one row and side."""
+    got = {}
+    for f in glob.glob(os.path.join(out, "%s.%s.*.json" % (name, side))):
+        try:
+            with open(f) as fh:
+                v = med([json.load(fh)], key)
+        except ValueError:
+            continue
+        if v:
+            got[f.rsplit(".", 2)[-2]] = v
+    return got
+
+
+def paired_ratio(out, num, den, side, den_side=None, key="tokens_per_s"):
+    """Median over rounds of num's KEY over den's in the same round (the rounds sweep every
+    row in turn, so a change in the machine's speed between rounds cancels); den_side
+    compares two sides of one row (liegrad against PyTorch) instead of two rows of a side."""
+    a, b = by_round(out, num, side, key), by_round(out, den, den_side or side, key)
     per_round = [a[r] / b[r] for r in a if r in b]
     if not per_round:
         return "n/a"
@@ -93,24 +97,25 @@ def main():
     configs = [os.path.basename(c)[:-5] for c in sys.argv[8:]]
     trained = [t for t in trained.split(",") if t]
     rows = row_names(configs, trained)
-    print("| config | model | liegrad tokens/s | PyTorch tokens/s | ratio | ratio per CPU second "
-          "| liegrad peak MiB | PyTorch peak MiB |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| config | model | liegrad tokens/s | PyTorch tokens/s | ratio | per-round ratio (range) "
+          "| ratio per CPU second | liegrad peak MiB | PyTorch peak MiB |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for label, stem, _ in rows:
         L, T = load(out, stem, "liegrad"), load(out, stem, "torch")
         model = (L or T or [{}])[0].get("model", "?")
         lt, tt = med(L, "tokens_per_s"), med(T, "tokens_per_s")
         lc, tc = med(L, "tokens_per_cpu_s"), med(T, "tokens_per_cpu_s")
-        print("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            label, model, fmt(lt), fmt(tt), ratio(lt, tt), ratio(lc, tc),
-            fmt(med(L, "peak_rss_mib")), fmt(med(T, "peak_rss_mib"))))
+        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            label, model, fmt(lt), fmt(tt), ratio(lt, tt), paired_ratio(out, stem, stem, "liegrad", "torch"),
+            ratio(lc, tc), fmt(med(L, "peak_rss_mib")), fmt(med(T, "peak_rss_mib"))))
     L, T = load(out, "expm", "liegrad"), load(out, "expm", "torch")
     if L or T:
         lt, tt = med(L, "matrices_per_s"), med(T, "matrices_per_s")
         lc, tc = med(L, "matrices_per_cpu_s"), med(T, "matrices_per_cpu_s")
-        route = T[0].get("expm", "?") if T else "?"
-        print("| exp + pullback d=16 N=4096 (matrices/s; torch: %s) | expm | %s | %s | %s | %s | %s | %s |" % (
-            route, fmt(lt), fmt(tt), ratio(lt, tt), ratio(lc, tc),
+        routes = sorted({r.get("expm", "?") for r in T}) or ["?"]
+        print("| exp + pullback d=16 N=4096 (matrices/s; torch: %s) | expm | %s | %s | %s | %s | %s | %s | %s |" % (
+            " / ".join(routes) + (" (differs between rounds)" if len(routes) > 1 else ""), fmt(lt), fmt(tt),
+            ratio(lt, tt), paired_ratio(out, "expm", "expm", "liegrad", "torch", "matrices_per_s"), ratio(lc, tc),
             fmt(med(L, "peak_rss_mib")), fmt(med(T, "peak_rss_mib"))))
     print()
     cores = sorted({r.get("openblas_core") for r in load(out, "gemm", "liegrad") if r.get("openblas_core")})
@@ -125,7 +130,7 @@ def main():
         print()
         print("**The two sides may not run the same OpenBLAS kernels** (liegrad %s, PyTorch %s): where OpenBLAS "
               "does not know the CPU its own choice is a narrower fallback, which slows PyTorch's dense products." % (
-                  ", ".join(cores), ", ".join(torch_cores)))
+                  ", ".join(cores), ", ".join(c if c != "None" else "OPENBLAS_CORETYPE not set" for c in torch_cores)))
 
     # Trained against initialisation, each side.
     pairs = [(t, t if t in configs else None) for t in trained]
