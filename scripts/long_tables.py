@@ -319,7 +319,7 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
 
 
 def bench_speed(table, name):
-    """The quiet-machine training speed (tokens/s, 2 threads, batch 32 x 128) of a run's
+    """The benchmark training speed (tokens/s, 2 threads, batch 32 x 128) of a run's
     model: the median over rounds of `liegrad bench`'s median in the table's "bench_dir"
     (a committed bench/compare.sh run, e.g. results/performance/compare-2026-12-01), from
     the file named by the run's "bench" key (OSM models: their trained-weight row). None
@@ -336,7 +336,7 @@ def bench_speed(table, name):
 
 def first_seed_curves(results_root, table_name, table, rows):
     """{row: [(tokens, seconds, val BPC), ...]} from the metrics of each row's first seed.
-    The seconds are the tokens at the model's quiet-machine speed (bench_speed): the runs
+    The seconds are the tokens at the model's benchmark speed (bench_speed): the runs
     share a 2-core machine with other work, so their own clocks measure the load, not the
     model; without a benchmark for the row they are None and the time panel leaves it out."""
     b = table["budget"]
