@@ -12,7 +12,7 @@ import os
 import shutil
 import time
 
-FILES = ("config.json", "metrics.jsonl", "last.json.gz", "best.json.gz")
+FILES = ("config.json", "metrics.jsonl", "best.json.gz", "last.json.gz")  # unpark's order: last.json last
 
 
 class ParkError(Exception):
@@ -114,7 +114,7 @@ def unpark(dest, run_dir):
     os.makedirs(run_dir, exist_ok=True)
     staged = []  # (temporary, target); target alone: remove it
     try:
-        for name in ("config.json", "metrics.jsonl", "best.json.gz", "last.json.gz"):
+        for name in FILES:
             src = os.path.join(src_dir, name)
             target = os.path.join(run_dir, name[:-3] if name.endswith(".gz") else name)
             if not os.path.exists(src):
