@@ -330,10 +330,7 @@ def use_parked(table, run, parked, run_dir):
     one), "local" (runs/ is at or past it), or "refuse: REASON" when it was trained with
     other settings than the table now asks for (only train.threads may differ)."""
     where = parking.location(parked)
-    try:
-        diff = settings_differ(table, run, os.path.join(where, "config.json"))
-    except (OSError, ValueError) as e:
-        diff = "a config.json that cannot be read (%s)" % e
+    diff = settings_differ(table, run, os.path.join(where, "config.json"))
     remove = "git rm -r" if git_tracked(parked) else "rm -r"
     if diff:
         return ("refuse: the parked copy in %s was trained with %s; resuming would not continue the same run. "
@@ -357,8 +354,11 @@ def use_parked(table, run, parked, run_dir):
 def settings_differ(table, run, config_path):
     """'' when the resolved config at CONFIG_PATH is this run's (train.threads may differ),
     else 'KEY=FOUND, ... but the run now asks for KEY=WANTED, ...'."""
-    with open(config_path) as f:
-        config = json.load(f)
+    try:
+        with open(config_path) as f:
+            config = json.load(f)
+    except (OSError, ValueError) as e:
+        return "a config.json that cannot be read (%s: %s)" % (type(e).__name__, e)
     diff = config_differences(run, command_sets(table, run), config, ignore=("train.threads",))
     if not diff:
         return ""
