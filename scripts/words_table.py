@@ -43,12 +43,15 @@ def row_of(name, group, results, diverged, pending_ids):
         row["steps"] = r0["steps"]
         row["max_len"] = r0["config"]["data"]["max_len"]
         row["lengths"] = [s["length"] for s in r0["test"]]
+        by_length = [{s["length"]: s for s in r["test"]} for r in results]  # each seed's entries, by length
         for m in METRICS:
             row[m] = {}
-            for i, L in enumerate(row["lengths"]):
-                row[m][str(L)] = mean_std([r["test"][i][m] for r in results])
+            for L in row["lengths"]:
+                # A seed evaluated without this length is left out of its mean, not paired with another length.
+                row[m][str(L)] = mean_std([t[L][m] for t in by_length if L in t])
         row["val_acc"] = mean_std([r["val"]["position_acc"] for r in results])
         reached = [r["steps_to_99"] for r in results if r.get("steps_to_99") is not None]
+        row["seeds"] = [r["config"]["train"]["seed"] for r in results]  # the order of the *_each lists
         row["steps_to_99"] = {"reached": len(reached), "of": len(results), "each": [r.get("steps_to_99") for r in results],
                               "mean_of_reached": statistics.mean(reached) if reached else None}
         row["wall_s"] = statistics.mean(r["wall_seconds"] for r in results)
