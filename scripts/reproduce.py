@@ -241,12 +241,10 @@ def train(binary, table_name, table, run, dry_run, commit, manifest, mode="train
         print("[%s] %s: identical to %s/%s, copied" % (table_name, run["id"], source[0], source[1]), flush=True)
         if not dry_run:
             reuse(source, res_dir)
+            served = discard_parked(table_name, run["id"])
             if commit:
-                git_commit_paths([res_dir] + discard_parked(table_name, run["id"]),
-                                 "results: %s/%s (copied from the identical %s/%s)" % (
-                                     table_name, run["id"], source[0], source[1]))
-            else:
-                discard_parked(table_name, run["id"])
+                git_commit_paths([res_dir] + served, "results: %s/%s (copied from the identical %s/%s)" % (
+                    table_name, run["id"], source[0], source[1]))
         return "done"
     run_dir = os.path.join(RUNS, table_name, run["id"])
     finished = os.path.exists(os.path.join(run_dir, "result.json"))
