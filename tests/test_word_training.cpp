@@ -2,7 +2,8 @@
 // trainer's words path): the loss and the three accuracies against a hand
 // computation, readouts sized by the class count for every model, configuration
 // errors naming the key and value, a run that leaves its scores by length and
-// resumes bit for bit, and the command line end to end (train, eval, plot, errors).
+// resumes bit for bit, train.patience on validation loss, and the command line end
+// to end (train, eval, plot, errors).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -158,6 +159,7 @@ TEST_CASE("a words:Z2 run leaves accuracies by length, reloads, and resumes bit 
   const json result = json::parse(test::read_text(tmp / "full/result.json"));
   CHECK(result["classes"] == 2);
   CHECK(result["input_vocab"] == 2);
+  CHECK(result["stopped_early"] == false);
   REQUIRE(result["test"].size() == 2);
   CHECK(result["test"][0]["length"] == 8);
   CHECK(result["test"][1]["length"] == 16);
@@ -195,6 +197,26 @@ TEST_CASE("a words:Z2 run leaves accuracies by length, reloads, and resumes bit 
   const json rb = json::parse(test::read_text(tmp / "split/result.json"));
   CHECK(rb["test"] == result["test"]);
   CHECK(rb["tokens_seen"] == result["tokens_seen"]);
+}
+
+TEST_CASE("train.patience stops a words run whose validation loss stops improving, and result.json says so") {
+  test::TempDir tmp("words_patience");
+  // lr 1e-30 leaves every float weight unchanged and the validation words are fixed, so
+  // every evaluation gives the same loss: only the first (step 5) is a new best, and
+  // patience 2 stops the run at the second evaluation after it, step 15 of 40.
+  json cfg = word_config("Z2", {{"type", "transformer"}, {"D", 8}, {"layers", 1}, {"heads", 2}}, 40);
+  cfg["train"]["lr"] = 1e-30;
+  cfg["train"]["patience"] = 2;
+  train::TrainOptions opt;
+  opt.out_dir = tmp / "run";
+  const train::TrainResult r = train::run_training(cfg, opt);
+  CHECK(r.stopped_early);
+  CHECK(r.steps_done == 15);
+  CHECK(r.best_step == 5);
+  const json result = json::parse(test::read_text(tmp / "run/result.json"));
+  CHECK(result["stopped_early"] == true);
+  CHECK(result["steps"] == 15);
+  CHECK(result["best_step"] == 5);
 }
 
 TEST_CASE("the OSM-RNN with token drive learns parity at its training length") {

@@ -363,6 +363,7 @@ class Run {
     const nlohmann::json reach = reach_99_step_ >= 0 ? nlohmann::json(reach_99_step_) : nlohmann::json();
     r.steps_done = steps_done;
     r.best_step = best_step_;
+    r.stopped_early = stopped_early_;
     r.seconds = seconds_since(t0) + elapsed_before_;
     r.tokens_per_second = static_cast<double>(tokens_total) / std::max(seconds_since(t0), 1e-9);
     r.words = {{"val", val.to_json()}, {"test", tests}, {"steps_to_99", reach}};
@@ -378,6 +379,7 @@ class Run {
                              {"steps_to_99", reach},
                              {"best_val_loss", best_val_},
                              {"best_step", best_step_},
+                             {"stopped_early", r.stopped_early},
                              {"wall_seconds", r.seconds},
                              {"tokens_per_second", r.tokens_per_second},
                              {"train_seconds", train_seconds_},
