@@ -249,10 +249,10 @@ def why_reading(moved_val, moved_test, se_val, se_test):
     carry = moved_test - moved_val  # the part of the test move that validation did not see
     text = " So the test difference moved by %+.3f and the validation difference by %+.3f" % (moved_test, moved_val)
     if se_val is not None and abs(moved_val) <= 2 * se_val:
-        text += " (the validation move within twice its standard error, %.3f)" % se_val
+        text += " (the validation move within twice its standard error: 2 × %.3f = %.3f)" % (se_val, 2 * se_val)
     if se_test is not None and abs(moved_test) <= 2 * se_test:
-        return text + (": the test comparison did not move beyond twice its standard error (%.3f), so the longer "
-                       "budget did not change it beyond the seeds' noise." % se_test)
+        return text + (": the test comparison did not move beyond twice its standard error (2 × %.3f = %.3f), so the "
+                       "longer budget did not change it beyond the seeds' noise." % (se_test, 2 * se_test))
     if abs(carry) > 2 * abs(moved_val):
         return text + (": most of the test move is in how each side's best checkpoint carries from the validation "
                        "split to the test split, not in the validation BPC both are selected on.")

@@ -5,6 +5,7 @@ configuration, the summary files, and the "At convergence" section of docs/resul
 Registered with CTest (tests/CMakeLists.txt); standard library only."""
 import json
 import os
+import re
 import sys
 import tempfile
 import unittest
@@ -359,7 +360,12 @@ class LongTables(unittest.TestCase):
         # With seeds, a test move within twice its standard error is named as noise.
         for r in long["rows"]:
             r.update(n=3, best_val_bpc_std=0.2, test_bpc_at_best_std=0.2)
-        self.assertIn("did not move beyond twice its standard error", line())
+        text = line()
+        self.assertIn("did not move beyond twice its standard error", text)
+        # The printed bound is twice the standard error, with the standard error beside it.
+        m = re.search(r"did not move beyond twice its standard error \(2 × ([0-9.]+) = ([0-9.]+)\)", text)
+        self.assertIsNotNone(m, text)
+        self.assertAlmostEqual(2 * float(m.group(1)), float(m.group(2)), delta=0.0011)
         for r in long["rows"]:
             r.update(n=1, best_val_bpc_std=0.0, test_bpc_at_best_std=0.0)
         # A worse validation BPC than at 2,000 steps reads "rose"; dropout is named with its effect.
