@@ -12,6 +12,8 @@ const std::vector<Command>& commands() {
       {"plot", "SVG of training and validation BPC against steps for one or more runs", cmd_plot},
       {"gradcheck", "check every op's derivative against finite differences (double precision)", cmd_gradcheck},
       {"bench", "training throughput (tokens/s, time per op family, peak memory) on synthetic tokens", cmd_bench},
+      {"probe", "per OSMFormer layer: attention and grounding tangents, and how much of the attention the grounding undoes",
+       cmd_probe},
       {"groupcheck", "measure the Lie-group laws of every group kind (double precision)", cmd_groupcheck},
   };
   return table;

@@ -46,6 +46,7 @@ int cmd_gradcheck(const std::vector<std::string>& args);
 int cmd_groupcheck(const std::vector<std::string>& args);
 int cmd_train(const std::vector<std::string>& args);
 int cmd_eval(const std::vector<std::string>& args);
+int cmd_probe(const std::vector<std::string>& args);
 int cmd_sample(const std::vector<std::string>& args);
 int cmd_params(const std::vector<std::string>& args);
 int cmd_plot(const std::vector<std::string>& args);

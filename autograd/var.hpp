@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/array.hpp"
 #include "core/parallel.hpp"
@@ -93,6 +94,21 @@ std::pair<GradOut<T>, GradOut<T>> grads_for_write(const Var<T>& a, const Var<T>&
   one(a, da);
   one(b, db);
   return {da, db};
+}
+
+// The same for any number of inputs: a Var that is also another of the list points
+// into one zeroed buffer (never fresh), so every contribution adds.
+template <class T>
+std::vector<GradOut<T>> grads_for_write(const std::vector<const Var<T>*>& vars) {
+  std::vector<GradOut<T>> out(vars.size());
+  for (size_t i = 0; i < vars.size(); ++i) {
+    const Var<T>& v = *vars[i];
+    if (!v.defined() || !v.requires_grad()) continue;
+    bool alias = false;
+    for (size_t j = 0; j < vars.size(); ++j) alias = alias || (j != i && vars[j]->defined() && v.same(*vars[j]));
+    out[i].p = alias ? v.node()->grad_ref().data() : v.node()->grad_for_write(&out[i].fresh).data();
+  }
+  return out;
 }
 
 // d[i] = f(i) when the gradient buffer d is fresh (Node::grad_for_write: unwritten),

@@ -315,7 +315,14 @@ class OsmFormer(OsmBase):
     def __init__(self, cfg, V, init, dtype, expm):
         super().__init__(cfg, V, init, dtype, expm)
         self.L, self.h = int(cfg.get("layers", 3)), int(cfg.get("heads", 4))
-        self.grounding = cfg.get("grounding", "on") == "on"
+        # relative (alias on), combined, token or off (docs/models.md section 5)
+        self.grounding = {"on": "relative"}.get(cfg.get("grounding", "relative"), cfg.get("grounding", "relative"))
+        if self.grounding not in ("relative", "combined", "token", "off"):
+            raise ValueError("model.grounding: unknown reading %r" % self.grounding)
+        if self.grounding == "token" and self.mode != "algebra":
+            raise ValueError("model.grounding: token needs group_param algebra")
+        shared = cfg.get("grounding_mixing", "separate") == "shared"
+        zero = cfg.get("grounding_init", "identity") == "zero"
         self.slopes = lc.alibi_slopes(self.h) if cfg.get("positional", "alibi") == "alibi" else np.zeros(self.h)
         beta0 = -0.5 * math.log(self.maps.n * self.maps.s)  # 1/sqrt(d), d the complex size
         m = self.maps.m
@@ -323,8 +330,13 @@ class OsmFormer(OsmBase):
         for l in range(self.L):
             p = "layers.%d." % l
             lb = self.add(p + "log_beta", init.get(p + "log_beta", lambda: torch.full((self.h,), beta0)))
-            att = Mixing(self, p + "mix_att", self.mixing, m, self.rank, init)
-            gnd = Mixing(self, p + "mix_gnd", self.mixing, m, self.rank, init) if self.grounding else None
+            att = Mixing(self, p + ("mix" if shared else "mix_att"), self.mixing, m, self.rank, init)
+            gnd = None
+            if self.grounding != "off":
+                gnd_init = dict(init)
+                if zero and p + "mix_gnd" not in init:
+                    gnd_init[p + "mix_gnd"] = lambda: torch.zeros(m, m)
+                gnd = att if shared else Mixing(self, p + "mix_gnd", self.mixing, m, self.rank, gnd_init)
             self.layers.append((lb, att, gnd))
         self._bias = {}
 
@@ -343,9 +355,17 @@ class OsmFormer(OsmBase):
             sc = torch.exp(lb).view(1, -1, 1, 1) * gram.unsqueeze(1) + bias  # (B,h,T,T)
             abar = torch.softmax(sc, dim=-1).mean(1)
             A = (abar @ X).view(B * T, n, n)
-            H = self.update(H, att(maps.vee(H.transpose(1, 2) @ A)))
-            if gnd is not None:
+            u_att = att(maps.vee(H.transpose(1, 2) @ A))
+            if self.grounding == "combined":
+                H = self.update(H, u_att + gnd(maps.vee(H.transpose(1, 2) @ M)))
+                continue
+            H = self.update(H, u_att)
+            if self.grounding == "relative":
                 H = self.update(H, gnd(maps.vee(H.transpose(1, 2) @ M)))
+            elif self.grounding == "token":
+                # exp once per vocabulary entry, gathered per position (as liegrad's token_update)
+                Ev = self.expm(maps.hat(gnd(self.params["embed"])))
+                H = H @ Ev.index_select(0, x.reshape(-1))
         return self.readout(H, self.elements("proto")).view(B, T, self.V), None
 
 

@@ -381,15 +381,23 @@ class OsmFormer:
     def __init__(self, cfg, P, V):
         self.c = OsmCommon(cfg, P, V)
         self.L, self.h = int(cfg.get("layers", 3)), int(cfg.get("heads", 4))
-        self.grounding = cfg.get("grounding", "on") == "on"
+        # relative (alias on), combined, token or off (docs/models.md section 5)
+        self.grounding = {"on": "relative"}.get(cfg.get("grounding", "relative"), cfg.get("grounding", "relative"))
+        if self.grounding not in ("relative", "combined", "token", "off"):
+            raise ValueError("model.grounding: unknown reading %r" % self.grounding)
+        shared = cfg.get("grounding_mixing", "separate") == "shared"
         self.slopes = alibi_slopes(self.h) if cfg.get("positional", "alibi") == "alibi" else np.zeros(self.h)
         m = self.c.g.m
+        if self.grounding == "token":  # the token elements' algebra coordinates b (V,m)
+            self.coords = P.get("embed", (V, m))
         self.layers = []
         for l in range(self.L):
             p = "layers.%d." % l
             beta = np.exp(P.get(p + "log_beta", (self.h,)))
-            att = Mixing(P, p + "mix_att", self.c.mixing, m, self.c.rank)
-            gnd = Mixing(P, p + "mix_gnd", self.c.mixing, m, self.c.rank) if self.grounding else None
+            att = Mixing(P, p + ("mix" if shared else "mix_att"), self.c.mixing, m, self.c.rank)
+            gnd = None
+            if self.grounding != "off":
+                gnd = att if shared else Mixing(P, p + "mix_gnd", self.c.mixing, m, self.c.rank)
             self.layers.append((beta, att, gnd))
 
     def forward(self, x, state=None):
@@ -408,9 +416,15 @@ class OsmFormer:
             sc = np.where(causal, sc, -np.inf)
             abar = softmax(sc, axis=-1).mean(axis=1)  # (B,T,T), head average
             A = (abar @ X).reshape(B, T, n, n)
-            H = c.update(H, att(g.vee(np.swapaxes(H, -1, -2) @ A)))
-            if gnd is not None:
+            u_att = att(g.vee(np.swapaxes(H, -1, -2) @ A))
+            if self.grounding == "combined":
+                H = c.update(H, u_att + gnd(g.vee(np.swapaxes(H, -1, -2) @ M)))
+                continue
+            H = c.update(H, u_att)
+            if self.grounding == "relative":
                 H = c.update(H, gnd(g.vee(np.swapaxes(H, -1, -2) @ M)))
+            elif self.grounding == "token":
+                H = c.update(H, gnd(self.coords[x]))
         return c.readout(H), None
 
 

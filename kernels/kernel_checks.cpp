@@ -12,6 +12,7 @@
 #include "kernels/osm_scan.hpp"
 #include "kernels/reference.hpp"
 #include "kernels/relative_update.hpp"
+#include "kernels/token_update.hpp"
 
 namespace liegrad::kernels {
 
@@ -76,6 +77,8 @@ std::vector<ag::OpCheck> kernel_op_checks() {
     return causal_self_attention(x[0], 2, std::vector<double>{0.5, 0.25}, 0.5, 0.3, &mask_rng);
   }));
   for (ag::OpCheck& u : update_op_checks()) c.push_back(std::move(u));
+  for (ag::OpCheck& u : combined_update_op_checks()) c.push_back(std::move(u));
+  for (ag::OpCheck& u : token_update_op_checks()) c.push_back(std::move(u));
   for (ag::OpCheck& u : scan_op_checks()) c.push_back(std::move(u));
   return c;
 }
@@ -100,6 +103,40 @@ std::vector<ag::EquivalenceCheck> kernel_reference_checks() {
           },
           [g, mixed](const Vs& x) { return relative_update(*g, x[0], x[1], mixed ? x[2] : ag::Vard()); },
           [g, mixed](const Vs& x) { return relative_update_reference(*g, x[0], x[1], mixed ? x[2] : ag::Vard()); }));
+      for (const bool second_mixed : {false, true}) {
+        const std::string tag2 = std::string(" ") + g->name() + (mixed ? " (Gamma1" : " (no Gamma1") +
+                                 (second_mixed ? ", Gamma2)" : ", no Gamma2)");
+        c.push_back(equivalence(
+            "combined_update == reference" + tag2,
+            [=](Rng& rng) {
+              std::vector<A> in = {g->sample<double>(rng, N), g->sample<double>(rng, N), g->sample<double>(rng, N),
+                                   rng.normal_array<double>(Shape{m, m}, 0.5), rng.normal_array<double>(Shape{m, m}, 0.5)};
+              return in;
+            },
+            [g, mixed, second_mixed](const Vs& x) {
+              return combined_update(*g, x[0], x[1], mixed ? x[3] : ag::Vard(), x[2], second_mixed ? x[4] : ag::Vard());
+            },
+            [g, mixed, second_mixed](const Vs& x) {
+              return combined_update_reference(*g, x[0], x[1], mixed ? x[3] : ag::Vard(), x[2],
+                                               second_mixed ? x[4] : ag::Vard());
+            }));
+      }
+      {
+        const int64_t V_tok = 6;
+        const std::vector<int32_t> tok_ids = [&] {
+          Rng r(5);
+          return random_ids(r, N, V_tok - 1);  // the last token unused: its gradient row stays zero
+        }();
+        c.push_back(equivalence(
+            "token_update == reference" + tag,
+            [=](Rng& rng) {
+              std::vector<A> in = {g->sample<double>(rng, N), rng.normal_array<double>(Shape{V_tok, m}, 1.5)};
+              if (mixed) in.push_back(rng.normal_array<double>(Shape{m, m}, 0.5));
+              return in;
+            },
+            [=](const Vs& x) { return token_update(*g, x[0], x[1], mixed ? x[2] : ag::Vard(), tok_ids); },
+            [=](const Vs& x) { return token_update_reference(*g, x[0], x[1], mixed ? x[2] : ag::Vard(), tok_ids); }));
+      }
       const int64_t B = 3, T_ = 9, V = 5;
       for (const ScanDrive drive : {ScanDrive::Relative, ScanDrive::Token, ScanDrive::Both}) {
         const char* label = drive == ScanDrive::Relative ? "relative" : (drive == ScanDrive::Token ? "token" : "both");

@@ -35,6 +35,22 @@ Var<T> relative_update_reference(const Group& g, const Var<T>& H, const Var<T>& 
 }
 
 template <class T>
+Var<T> combined_update_reference(const Group& g, const Var<T>& H, const Var<T>& P1, const Var<T>& Gamma1,
+                                 const Var<T>& P2, const Var<T>& Gamma2) {
+  const Var<T> r1 = groups::vee(g, groups::compose(g, H, P1, /*conj_h=*/true));  // vee(H* P1)
+  const Var<T> r2 = groups::vee(g, groups::compose(g, H, P2, /*conj_h=*/true));  // vee(H* P2)
+  return rplus(g, H, ag::add(mix(r1, Gamma1), mix(r2, Gamma2)));
+}
+
+template <class T>
+Var<T> token_update_reference(const Group& g, const Var<T>& H, const Var<T>& b, const Var<T>& Gamma,
+                              const std::vector<int32_t>& ids) {
+  const int64_t N = H.shape()[0], m = g.dim();
+  const Var<T> rows = ag::embedding(b, ids, {N});  // b_{x_i} (N,m)
+  return rplus(g, H, mix(ag::reshape(rows, Shape{N, m}), Gamma));
+}
+
+template <class T>
 Var<T> osm_scan_reference(const Group& g, const Var<T>& H0, const Var<T>& table, const std::vector<int32_t>& ids,
                           int64_t B, int64_t T_, const Var<T>& Gamma, ScanDrive drive, int64_t renormalize_every) {
   const int64_t n = g.n(), V = table.shape()[0];
@@ -100,6 +116,10 @@ Var<T> lstm_scan_reference(const Var<T>& xw, const Var<T>& w_hh, const Var<T>& h
 
 #define LIEGRAD_INSTANTIATE(T)                                                                                      \
   template Var<T> relative_update_reference(const Group&, const Var<T>&, const Var<T>&, const Var<T>&);            \
+  template Var<T> combined_update_reference(const Group&, const Var<T>&, const Var<T>&, const Var<T>&,           \
+                                            const Var<T>&, const Var<T>&);                                         \
+  template Var<T> token_update_reference(const Group&, const Var<T>&, const Var<T>&, const Var<T>&,              \
+                                         const std::vector<int32_t>&);                                              \
   template Var<T> osm_scan_reference(const Group&, const Var<T>&, const Var<T>&, const std::vector<int32_t>&,     \
                                      int64_t, int64_t, const Var<T>&, ScanDrive, int64_t);                        \
   template Var<T> mean_head_attention_reference(const Var<T>&, const Var<T>&, const std::vector<T>&, T, int64_t,   \

@@ -7,6 +7,8 @@
 // what each kernel computes before reading how it computes it.
 //
 //   relative_update_reference   H' = H exp(hat(Gamma vee(H* P)))                (spec §4, §5)
+//   combined_update_reference   H' = H exp(hat(Gamma1 vee(H* P1) + Gamma2 vee(H* P2)))   (docs/models.md §5)
+//   token_update_reference      H'_i = H_i exp(hat(Gamma b_{x_i}))                  (docs/models.md §5)
 //   osm_scan_reference          for t: H <- H exp(hat(Gamma r_t)), r_t from H* M_t and/or M_t  (spec §4)
 //   mean_head_attention_reference  out = (1/h) sum_k softmax_causal(beta_k s X X^T - ALiBi_k) X  (spec §5)
 //   causal_self_attention_reference  per head softmax_causal(scale q k^T - ALiBi_k) v     (spec §6),
@@ -30,6 +32,16 @@ namespace liegrad::kernels {
 template <class T>
 ag::Var<T> relative_update_reference(const groups::Group& g, const ag::Var<T>& H, const ag::Var<T>& P,
                                      const ag::Var<T>& Gamma);
+
+// H, P1, P2 (N,n,n); Gamma1, Gamma2 (m,m) or undefined.
+template <class T>
+ag::Var<T> combined_update_reference(const groups::Group& g, const ag::Var<T>& H, const ag::Var<T>& P1,
+                                     const ag::Var<T>& Gamma1, const ag::Var<T>& P2, const ag::Var<T>& Gamma2);
+
+// H (N,n,n), b (V,m), Gamma (m,m) or undefined, ids (N).
+template <class T>
+ag::Var<T> token_update_reference(const groups::Group& g, const ag::Var<T>& H, const ag::Var<T>& b,
+                                  const ag::Var<T>& Gamma, const std::vector<int32_t>& ids);
 
 // H0 (B,n,n), table (V,n,n), ids (B*T) over (B,T); returns (B*T,n,n) like osm_scan.
 template <class T>

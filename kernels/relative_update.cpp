@@ -24,16 +24,29 @@ namespace {
 
 constexpr int64_t kChunk = 16;
 
+// One term Gamma_k vee(H* P_k) of the tangent: its target, its Gamma (null: identity
+// mixing), Gamma^T for the forward, and where its gradients go (null: none).
+template <class T>
+struct Term {
+  const T* P = nullptr;
+  const T* gamma = nullptr;
+  const T* gammaT = nullptr;
+  T* dP = nullptr;
+  T* dGamma = nullptr;
+  bool assign_dP = false;
+};
+
 // What the forward keeps for the backward.
 template <class T>
 struct Saved {
   int64_t N = 0, n = 0, m = 0;
-  Buffer<T> r, u;              // (N,m), every row written; u empty for identity mixing (u = r)
+  std::vector<Buffer<T>> r;    // per term (N,m), every row written
+  Buffer<T> u;                 // (N,m), every row written; empty for one term without mixing (u = r)
   Buffer<T> E;                 // (N,n,n), every matrix written
   std::vector<ExpmPlan> plans;        // (N)
   std::vector<int64_t> offset;        // (N) into the token's chunk cache
   std::vector<GrowBuffer<T>> cache;   // per chunk of kChunk tokens: the exponentials' forward products
-  const T* coords() const { return u.empty() ? r.data() : u.data(); }
+  const T* coords() const { return u.empty() ? r[0].data() : u.data(); }
 };
 
 // Runs body(chunk_begin, chunk_end, thread) over chunks of kChunk tokens, in parallel
@@ -56,13 +69,15 @@ int threads_for(int64_t N, int64_t n) {
 }
 
 template <class T>
-void forward(const Group& g, int64_t N, const T* H, const T* P, const T* gammaT, T* out, Saved<T>& sv) {
+void forward(const Group& g, int64_t N, const T* H, const std::vector<Term<T>>& terms, T* out, Saved<T>& sv) {
   const int64_t n = g.n(), nn = n * n, m = g.dim();
   sv.N = N;
   sv.n = n;
   sv.m = m;
-  sv.r = Buffer<T>(N * m);
-  if (gammaT) sv.u = Buffer<T>(N * m);
+  sv.r.clear();
+  for (size_t k = 0; k < terms.size(); ++k) sv.r.emplace_back(N * m);
+  const bool mixed = terms.size() > 1 || terms[0].gammaT;
+  if (mixed) sv.u = Buffer<T>(N * m);
   sv.E = Buffer<T>(N * nn);
   sv.plans.assign(static_cast<size_t>(N), ExpmPlan{});
   sv.offset.assign(static_cast<size_t>(N), 0);
@@ -71,14 +86,22 @@ void forward(const Group& g, int64_t N, const T* H, const T* P, const T* gammaT,
   for_chunks(N, n, [&](int64_t i0, int64_t i1, int) {
     prof::Sub timed(prof::Family::SmallProducts);
     std::vector<T> R(static_cast<size_t>(nn)), scratch(static_cast<size_t>(expm_forward_scratch(n)));
-    for (int64_t i = i0; i < i1; ++i) {
-      small_gemm_ld<T>(true, false, n, n, n, T(1), H + i * nn, n, P + i * nn, n, T(0), R.data(), n);
-      g.vee_kernel(R.data(), n, sv.r.data() + i * m);
-    }
-    if (gammaT) {
+    for (size_t k = 0; k < terms.size(); ++k)
+      for (int64_t i = i0; i < i1; ++i) {
+        small_gemm_ld<T>(true, false, n, n, n, T(1), H + i * nn, n, terms[k].P + i * nn, n, T(0), R.data(), n);
+        g.vee_kernel(R.data(), n, sv.r[k].data() + i * m);
+      }
+    if (mixed) {
       prof::Sub mixing(prof::Family::Tangent);
-      small_gemm_ld<T>(false, false, i1 - i0, m, m, T(1), sv.r.data() + i0 * m, m, gammaT, m, T(0),
-                       sv.u.data() + i0 * m, m);
+      T* u = sv.u.data() + i0 * m;
+      for (size_t k = 0; k < terms.size(); ++k) {
+        const T* rk = sv.r[k].data() + i0 * m;
+        if (terms[k].gammaT) {
+          small_gemm_ld<T>(false, false, i1 - i0, m, m, T(1), rk, m, terms[k].gammaT, m, k == 0 ? T(0) : T(1), u, m);
+        } else {
+          for (int64_t j = 0; j < (i1 - i0) * m; ++j) u[j] = k == 0 ? rk[j] : u[j] + rk[j];
+        }
+      }
     }
     GrowBuffer<T>& cache = sv.cache[static_cast<size_t>(i0 / kChunk)];
     cache.reserve((i1 - i0) * kReservedCachedProducts * nn);
@@ -93,15 +116,20 @@ void forward(const Group& g, int64_t N, const T* H, const T* P, const T* gammaT,
   });
 }
 
-// dH, dP (N,n,n) and dGamma (m,m) accumulate (+=), except that dH (dP) is assigned
-// (its old contents never read) when assign_dH (assign_dP); null pointers skip.
+// dH and each term's dP (N,n,n) and dGamma (m,m) accumulate (+=), except that dH (dP)
+// is assigned (its old contents never read) when assign_dH (the term's assign_dP); null
+// pointers skip.
 template <class T>
-void backward(const Group& g, const Saved<T>& sv, const T* G, const T* H, const T* P, const T* gamma, T* dH, T* dP,
-              T* dGamma, bool assign_dH, bool assign_dP) {
+void backward(const Group& g, const Saved<T>& sv, const T* G, const T* H, const std::vector<Term<T>>& terms, T* dH,
+              bool assign_dH) {
   const int64_t N = sv.N, n = sv.n, nn = n * n, m = sv.m;
   const T s = static_cast<T>(g.real_scale()), inv_s = static_cast<T>(1.0 / g.real_scale());
   const int threads = threads_for(N, n);
-  std::vector<std::vector<T>> dgamma_t(static_cast<size_t>(dGamma ? threads : 0));
+  const size_t K = terms.size();
+  // Per term and thread: that thread's share of dGamma_k.
+  std::vector<std::vector<std::vector<T>>> dgamma_t(K, std::vector<std::vector<T>>(static_cast<size_t>(threads)));
+  bool any_dP = false;
+  for (const Term<T>& term : terms) any_dP = any_dP || term.dP;
   for_chunks(N, n, [&](int64_t i0, int64_t i1, int t) {
     prof::Sub timed(prof::Family::SmallProducts);
     const int64_t C = i1 - i0;
@@ -126,68 +154,118 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* H, const 
       g.vee_kernel(dAt.data(), n, dui);
       for (int64_t k = 0; k < m; ++k) dui[k] *= -inv_s;
     }
-    const T* drows = du.data();
-    if (gamma) {
-      prof::Sub mixing(prof::Family::Tangent);
-      if (dGamma) {
-        std::vector<T>& acc = dgamma_t[static_cast<size_t>(t)];
-        if (acc.empty()) acc.assign(static_cast<size_t>(m * m), T(0));
-        // dGamma += du^T r  (u = r Gamma^T as rows)
-        small_gemm_ld<T>(true, false, m, m, C, T(1), du.data(), m, sv.r.data() + i0 * m, m, T(1), acc.data(), m);
+    for (size_t k = 0; k < K; ++k) {
+      const Term<T>& term = terms[k];
+      const T* drows = du.data();
+      if (term.gamma) {
+        prof::Sub mixing(prof::Family::Tangent);
+        if (term.dGamma) {
+          std::vector<T>& acc = dgamma_t[k][static_cast<size_t>(t)];
+          if (acc.empty()) acc.assign(static_cast<size_t>(m * m), T(0));
+          // dGamma_k += du^T r_k  (u = r_k Gamma_k^T as rows)
+          small_gemm_ld<T>(true, false, m, m, C, T(1), du.data(), m, sv.r[k].data() + i0 * m, m, T(1), acc.data(), m);
+        }
+        small_gemm_ld<T>(false, false, C, m, m, T(1), du.data(), m, term.gamma, m, T(0), dr.data(), m);
+        drows = dr.data();
       }
-      small_gemm_ld<T>(false, false, C, m, m, T(1), du.data(), m, gamma, m, T(0), dr.data(), m);
-      drows = dr.data();
-    }
-    if (!dH && !dP) return;
-    for (int64_t i = i0; i < i1; ++i) {
-      g.hat_kernel(drows + (i - i0) * m, A.data(), n);  // dR / s
-      // dH += s P (dR/s)^T = -s P (dR/s): algebra elements are skew (law "hat lands in the
-      // skew matrices"), which spares the transpose of a B^T product.
-      if (dH) small_gemm_ld<T>(false, false, n, n, n, -s, P + i * nn, n, A.data(), n, T(1), dH + i * nn, n);
-      if (dP)
-        small_gemm_ld<T>(false, false, n, n, n, s, H + i * nn, n, A.data(), n, assign_dP ? T(0) : T(1), dP + i * nn, n);
+      if (!dH && !any_dP) continue;
+      for (int64_t i = i0; i < i1; ++i) {
+        g.hat_kernel(drows + (i - i0) * m, A.data(), n);  // dR_k / s
+        // dH += s P_k (dR_k/s)^T = -s P_k (dR_k/s): algebra elements are skew (law "hat
+        // lands in the skew matrices"), which spares the transpose of a B^T product.
+        if (dH) small_gemm_ld<T>(false, false, n, n, n, -s, term.P + i * nn, n, A.data(), n, T(1), dH + i * nn, n);
+        if (term.dP)
+          small_gemm_ld<T>(false, false, n, n, n, s, H + i * nn, n, A.data(), n, term.assign_dP ? T(0) : T(1),
+                           term.dP + i * nn, n);
+      }
     }
   });
-  if (dGamma)
-    for (const auto& acc : dgamma_t)
-      if (!acc.empty())
-        for (int64_t k = 0; k < m * m; ++k) dGamma[k] += acc[static_cast<size_t>(k)];
+  for (size_t k = 0; k < K; ++k)
+    if (terms[k].dGamma)
+      for (const auto& acc : dgamma_t[k])
+        if (!acc.empty())
+          for (int64_t j = 0; j < m * m; ++j) terms[k].dGamma[j] += acc[static_cast<size_t>(j)];
+}
+
+}  // namespace
+
+namespace {
+
+// Shape checks shared by both entry points: H and P (N,n,n), Gamma (m,m) when defined.
+template <class T>
+void check_term(const Group& g, const char* op, const ag::Var<T>& H, const ag::Var<T>& P, const ag::Var<T>& Gamma) {
+  const int64_t n = g.n(), m = g.dim();
+  const Shape& s = H.shape();
+  if (s.ndim != 3 || s.rows() != n || s.cols() != n || P.shape() != s)
+    throw ShapeError(std::string(op) + " (" + g.name() + "): expected H and P of shape (N," + std::to_string(n) + "," +
+                     std::to_string(n) + "), got " + s.str() + " and " + P.shape().str());
+  if (Gamma.defined() && Gamma.shape() != Shape{m, m})
+    throw ShapeError(std::string(op) + " (" + g.name() + "): Gamma must be (" + std::to_string(m) + "," +
+                     std::to_string(m) + "), got " + Gamma.shape().str());
+}
+
+// The tape op for H' = H exp(hat(sum_k Gamma_k vee(H* P_k))), k over the (P, Gamma) pairs.
+template <class T>
+ag::Var<T> update_op(const Group& g, const ag::Var<T>& H, const std::vector<std::pair<ag::Var<T>, ag::Var<T>>>& pairs) {
+  const int64_t N = H.shape()[0];
+  prof::Scope timed(prof::Family::SmallProducts);
+  std::vector<Array<T>> gammaT;
+  std::vector<Term<T>> terms(pairs.size());
+  for (size_t k = 0; k < pairs.size(); ++k) gammaT.push_back(gamma_transposed(pairs[k].second));
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    terms[k].P = pairs[k].first.value().data();
+    terms[k].gammaT = pairs[k].second.defined() ? gammaT[k].data() : nullptr;
+  }
+  auto sv = std::make_shared<Saved<T>>();
+  Array<T> out = Array<T>::uninitialized(H.shape());  // every matrix written by forward (H E)
+  forward(g, N, H.value().data(), terms, out.data(), *sv);
+  const ag::Var<T> P0 = pairs[0].first, G0 = pairs[0].second;
+  const ag::Var<T> P1 = pairs.size() > 1 ? pairs[1].first : ag::Var<T>();
+  const ag::Var<T> G1 = pairs.size() > 1 ? pairs[1].second : ag::Var<T>();
+  return ag::record_op<T>(std::move(out), {&H, &P0, &G0, &P1, &G1}, [&g, H, pairs, sv](const Array<T>& G) {
+    prof::Scope timed_b(prof::Family::SmallProducts);
+    // A gradient that has not flowed in yet is written, not zeroed and added to
+    // (ag::grads_for_write; inputs that are one Var add into zeros).
+    std::vector<const ag::Var<T>*> written = {&H};
+    for (const auto& pr : pairs) written.push_back(&pr.first);
+    const std::vector<ag::GradOut<T>> d = ag::grads_for_write(written);
+    std::vector<Term<T>> terms_b(pairs.size());
+    for (size_t k = 0; k < pairs.size(); ++k) {
+      const ag::Var<T>& Gamma = pairs[k].second;
+      terms_b[k].P = pairs[k].first.value().data();
+      terms_b[k].gamma = Gamma.defined() ? Gamma.value().data() : nullptr;
+      terms_b[k].dGamma = Gamma.defined() && Gamma.requires_grad() ? Gamma.node()->grad_ref().data() : nullptr;
+      terms_b[k].dP = d[k + 1].p;
+      terms_b[k].assign_dP = d[k + 1].fresh;
+    }
+    backward(g, *sv, G.data(), H.value().data(), terms_b, d[0].p, d[0].fresh);
+  });
 }
 
 }  // namespace
 
 template <class T>
 ag::Var<T> relative_update(const Group& g, const ag::Var<T>& H, const ag::Var<T>& P, const ag::Var<T>& Gamma) {
-  const int64_t n = g.n(), m = g.dim();
-  const Shape& s = H.shape();
-  if (s.ndim != 3 || s.rows() != n || s.cols() != n || P.shape() != s)
-    throw ShapeError("relative_update (" + g.name() + "): expected H and P of shape (N," + std::to_string(n) + "," +
-                     std::to_string(n) + "), got " + s.str() + " and " + P.shape().str());
-  const bool mixed = Gamma.defined();
-  if (mixed && Gamma.shape() != Shape{m, m})
-    throw ShapeError("relative_update (" + g.name() + "): Gamma must be (" + std::to_string(m) + "," +
-                     std::to_string(m) + "), got " + Gamma.shape().str());
-  const int64_t N = s[0];
-  prof::Scope timed(prof::Family::SmallProducts);
-  const Array<T> gammaT = gamma_transposed(Gamma);
-  auto sv = std::make_shared<Saved<T>>();
-  Array<T> out = Array<T>::uninitialized(s);  // every matrix written by forward (H E)
-  forward(g, N, H.value().data(), P.value().data(), mixed ? gammaT.data() : nullptr, out.data(), *sv);
-  return ag::record_op<T>(std::move(out), {&H, &P, &Gamma}, [&g, H, P, Gamma, sv](const Array<T>& G) {
-    prof::Scope timed_b(prof::Family::SmallProducts);
-    const bool mixed_b = Gamma.defined();
-    // A gradient that has not flowed in yet is written, not zeroed and added to
-    // (ag::grads_for_write; H and P one Var add into zeros).
-    const auto [dH, dP] = ag::grads_for_write(H, P);
-    backward(g, *sv, G.data(), H.value().data(), P.value().data(), mixed_b ? Gamma.value().data() : nullptr, dH.p, dP.p,
-             mixed_b && Gamma.requires_grad() ? Gamma.node()->grad_ref().data() : nullptr, dH.fresh, dP.fresh);
-  });
+  check_term(g, "relative_update", H, P, Gamma);
+  return update_op(g, H, {{P, Gamma}});
+}
+
+template <class T>
+ag::Var<T> combined_update(const Group& g, const ag::Var<T>& H, const ag::Var<T>& P1, const ag::Var<T>& Gamma1,
+                           const ag::Var<T>& P2, const ag::Var<T>& Gamma2) {
+  check_term(g, "combined_update", H, P1, Gamma1);
+  check_term(g, "combined_update", H, P2, Gamma2);
+  return update_op(g, H, {{P1, Gamma1}, {P2, Gamma2}});
 }
 
 template ag::Var<float> relative_update(const Group&, const ag::Var<float>&, const ag::Var<float>&,
                                         const ag::Var<float>&);
 template ag::Var<double> relative_update(const Group&, const ag::Var<double>&, const ag::Var<double>&,
                                          const ag::Var<double>&);
+template ag::Var<float> combined_update(const Group&, const ag::Var<float>&, const ag::Var<float>&,
+                                        const ag::Var<float>&, const ag::Var<float>&, const ag::Var<float>&);
+template ag::Var<double> combined_update(const Group&, const ag::Var<double>&, const ag::Var<double>&,
+                                         const ag::Var<double>&, const ag::Var<double>&, const ag::Var<double>&);
 
 std::vector<ag::OpCheck> update_op_checks() {
   std::vector<ag::OpCheck> c;
@@ -244,6 +322,49 @@ std::vector<ag::OpCheck> update_op_checks() {
                        inputs(rng), rng);
                  }});
   }
+  return c;
+}
+
+std::vector<ag::OpCheck> combined_update_op_checks() {
+  std::vector<ag::OpCheck> c;
+  for (const char* spec : {"SO(3)", "SO(5)", "U(2)", "SO(2)xU(2)"}) {
+    std::shared_ptr<const Group> g = make_group(spec);
+    const int64_t n = g->n(), m = g->dim();
+    for (const bool mixed : {false, true}) {
+      for (const int64_t N : {int64_t(3), int64_t(37)}) {
+        const std::string name = std::string("group ") + g->name() + " combined_update" +
+                                 (mixed ? " (Gamma1, Gamma2)" : "") + " N=" + std::to_string(N);
+        c.push_back({name, [=](Rng& rng) {
+                       std::vector<Array<double>> in = {g->sample<double>(rng, N),
+                                                        rng.normal_array<double>(Shape{N, n, n}),
+                                                        rng.normal_array<double>(Shape{N, n, n})};
+                       if (mixed) {
+                         in.push_back(rng.normal_array<double>(Shape{m, m}, 0.5));
+                         in.push_back(rng.normal_array<double>(Shape{m, m}, 0.5));
+                       }
+                       return ag::check_vjp(
+                           name,
+                           [g, mixed](const std::vector<ag::Vard>& x) {
+                             return combined_update(*g, x[0], x[1], mixed ? x[3] : ag::Vard(), x[2],
+                                                    mixed ? x[4] : ag::Vard());
+                           },
+                           in, rng);
+                     }});
+      }
+    }
+  }
+  // The second target the same Var as the first, and as H: their contributions add.
+  std::shared_ptr<const Group> g = make_group("SO(4)");
+  const int64_t n = g->n(), m = g->dim(), N = 19;
+  c.push_back({"group SO(4) combined_update with H, P1 and P2 one Var", [=](Rng& rng) {
+                 std::vector<Array<double>> in = {g->sample<double>(rng, N), rng.normal_array<double>(Shape{m, m}, 0.5),
+                                                  rng.normal_array<double>(Shape{m, m}, 0.5)};
+                 (void)n;
+                 return ag::check_vjp(
+                     "combined_update H = P1 = P2",
+                     [g](const std::vector<ag::Vard>& x) { return combined_update(*g, x[0], x[0], x[1], x[0], x[2]); },
+                     in, rng);
+               }});
   return c;
 }
 

@@ -28,7 +28,16 @@ using groups::Group;
 template <class T>
 ag::Var<T> relative_update(const Group& g, const ag::Var<T>& H, const ag::Var<T>& P, const ag::Var<T>& Gamma);
 
+// The combined update of two targets in one exponential (docs/models.md §5, grounding
+// `combined`): H'_i = H_i exp(hat(Gamma1 vee(H_i* P1_i) + Gamma2 vee(H_i* P2_i))), both
+// tangents taken at the same H. Shapes as relative_update; either Gamma may be undefined.
+template <class T>
+ag::Var<T> combined_update(const Group& g, const ag::Var<T>& H, const ag::Var<T>& P1, const ag::Var<T>& Gamma1,
+                           const ag::Var<T>& P2, const ag::Var<T>& Gamma2);
+
 // check_vjp of relative_update in double for several groups, with and without Gamma.
 std::vector<ag::OpCheck> update_op_checks();
+// check_vjp of combined_update in double: several groups, with and without Gammas, aliased inputs.
+std::vector<ag::OpCheck> combined_update_op_checks();
 
 }  // namespace liegrad::kernels

@@ -44,11 +44,13 @@ OsmCommonConfig OsmCommonConfig::read(ConfigReader& c, nlohmann::json& resolved,
 
 template <class T>
 TangentMixing<T>::TangentMixing(const std::string& name, MixingKind kind, int64_t m, int64_t rank, Rng& rng,
-                                std::vector<ag::Parameter<T>>& params)
+                                std::vector<ag::Parameter<T>>& params, bool zero_init)
     : kind_(kind) {
   auto add = [&](const std::string& n, Array<T> init) { return ag::add_param(params, n, std::move(init), ParamRole::Mixing); };
+  if (zero_init && kind != MixingKind::Linear)
+    throw ConfigError(name + ": a zero initial mixing needs model.mixing 'linear'");
   if (kind == MixingKind::Linear) {
-    gamma_ = add(name, Array<T>::eye(m));
+    gamma_ = add(name, zero_init ? Array<T>(Shape{m, m}) : Array<T>::eye(m));
   } else if (kind == MixingKind::Bounded) {
     gamma_ = add(name, Array<T>(Shape{m, m}));  // W = 0: Gamma = I
   } else if (kind == MixingKind::LowRank) {

@@ -51,8 +51,10 @@ class TangentMixing {
   TangentMixing() = default;
   // Registers `name` (linear: Gamma (m,m); bounded: W (m,m)) or `name`.u / `name`.v
   // (lowrank) in `params`.
+  // zero_init: Gamma = 0 at init instead of I (linear mixing only; the OSMFormer's
+  // grounding_init: zero).
   TangentMixing(const std::string& name, MixingKind kind, int64_t m, int64_t rank, Rng& rng,
-                std::vector<ag::Parameter<T>>& params);
+                std::vector<ag::Parameter<T>>& params, bool zero_init = false);
   // Gamma as a dense (m,m) Var on the tape (lowrank: I + U V^T; bounded: from W), or an undefined Var
   // for identity mixing: the form kernels::relative_update takes.
   ag::Var<T> dense() const;

@@ -1,4 +1,4 @@
-// OSMFormer forward pass (see osmformer.hpp).
+// OSMFormer forward pass and config (see osmformer.hpp).
 #include "models/osmformer.hpp"
 
 #include <cmath>
@@ -8,8 +8,27 @@
 #include "groups/group_ops.hpp"
 #include "kernels/mean_attention.hpp"
 #include "kernels/relative_update.hpp"
+#include "kernels/token_update.hpp"
 
 namespace liegrad::models {
+
+Grounding parse_grounding(const std::string& s) {
+  if (s == "relative" || s == "on") return Grounding::Relative;
+  if (s == "combined") return Grounding::Combined;
+  if (s == "token") return Grounding::Token;
+  if (s == "off") return Grounding::Off;
+  throw ConfigError("model.grounding: expected relative, combined, token or off (on = relative), got '" + s + "'");
+}
+
+std::string grounding_name(Grounding g) {
+  switch (g) {
+    case Grounding::Relative: return "relative";
+    case Grounding::Combined: return "combined";
+    case Grounding::Token: return "token";
+    case Grounding::Off: return "off";
+  }
+  return "relative";
+}
 
 template <class T>
 OsmFormer<T>::OsmFormer(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes)
@@ -19,14 +38,32 @@ OsmFormer<T>::OsmFormer(const nlohmann::json& config, int64_t vocab, uint64_t se
   cfg_ = OsmCommonConfig::read(c, this->config_, "SO(16)");
   layers_ = c.get_int("layers", 3, 1);
   heads_ = c.get_int("heads", 4, 1);
-  grounding_ = c.get_string("grounding", "on", {"on", "off"}) == "on";
+  grounding_ = parse_grounding(c.get_string("grounding", "relative", {"relative", "on", "combined", "token", "off"}));
+  const bool zero_init = c.get_string("grounding_init", "identity", {"identity", "zero"}) == "zero";
+  shared_mixing_ = c.get_string("grounding_mixing", "separate", {"separate", "shared"}) == "shared";
   alibi_ = c.get_string("positional", "alibi", {"alibi", "none"}) == "alibi";
   c.finish();
+  const bool grounded = grounding_ != Grounding::Off;
+  if (!grounded && (zero_init || shared_mixing_))
+    throw ConfigError(std::string("model.") + (zero_init ? "grounding_init: zero" : "grounding_mixing: shared") +
+                      " needs a grounding (model.grounding is off)");
+  if (zero_init && shared_mixing_)
+    throw ConfigError("model.grounding_init: zero with grounding_mixing: shared would start the attention at zero too");
+  if (zero_init && cfg_.mixing != MixingKind::Linear)
+    throw ConfigError("model.grounding_init: zero needs model.mixing 'linear' (Gamma_gnd = 0 at init)");
+  if (grounding_ == Grounding::Token && cfg_.param_mode != groups::GroupParamMode::Algebra)
+    throw ConfigError(
+        "model.grounding: token re-applies the token's algebra coordinates b_x; it needs model.group_param 'algebra'");
   this->config_["type"] = "osmformer";
   this->config_["layers"] = layers_;
   this->config_["heads"] = heads_;
-  this->config_["grounding"] = grounding_ ? "on" : "off";
+  this->config_["grounding"] = grounding_name(grounding_);
+  // Written only when not the default, so earlier runs resolve as before.
+  if (zero_init) this->config_["grounding_init"] = "zero";
+  if (shared_mixing_) this->config_["grounding_mixing"] = "shared";
   this->config_["positional"] = alibi_ ? "alibi" : "none";
+  if (alibi_)
+    for (double s : ag::alibi_slopes(static_cast<int>(heads_))) slopes_.push_back(static_cast<T>(s));
   dropout_ = UpdateDropout<T>(cfg_.dropout, seed);
   Rng rng(seed);
   embed_ = groups::GroupParam<T>("embed", cfg_.group, vocab, cfg_.param_mode, cfg_.init_scale, rng, this->params_);
@@ -37,8 +74,9 @@ OsmFormer<T>::OsmFormer(const nlohmann::json& config, int64_t vocab, uint64_t se
     const std::string p = "layers." + std::to_string(l) + ".";
     Layer layer;
     layer.log_beta = this->add_param(p + "log_beta", Array<T>(Shape{heads_}, beta0), ag::ParamRole::Scalar);
-    layer.mix_att = TangentMixing<T>(p + "mix_att", cfg_.mixing, m, cfg_.rank, rng, this->params_);
-    if (grounding_) layer.mix_gnd = TangentMixing<T>(p + "mix_gnd", cfg_.mixing, m, cfg_.rank, rng, this->params_);
+    layer.mix_att = TangentMixing<T>(p + (shared_mixing_ ? "mix" : "mix_att"), cfg_.mixing, m, cfg_.rank, rng, this->params_);
+    if (grounded && !shared_mixing_)
+      layer.mix_gnd = TangentMixing<T>(p + "mix_gnd", cfg_.mixing, m, cfg_.rank, rng, this->params_, zero_init);
     blocks_.push_back(layer);
   }
 }
@@ -49,27 +87,47 @@ ag::Var<T> OsmFormer<T>::forward(const std::vector<int32_t>& inputs, int64_t B, 
 }
 
 template <class T>
+ag::Var<T> OsmFormer<T>::attention(const Layer& layer, const ag::Var<T>& H, int64_t B, int64_t T_) const {
+  // A_i = (1/h) sum_k sum_j a^k_ij H_j, one fused op (kernels/mean_attention.hpp).
+  return kernels::mean_head_attention(H, layer.log_beta, slopes_, static_cast<T>(cfg_.group->real_scale()), B, T_);
+}
+
+template <class T>
+ag::Var<T> OsmFormer<T>::gamma_gnd(const Layer& layer) const {
+  return shared_mixing_ ? layer.mix_att.dense() : layer.mix_gnd.dense();
+}
+
+template <class T>
 ag::Var<T> OsmFormer<T>::encode(const std::vector<int32_t>& inputs, int64_t B, int64_t T_) {
   using namespace ag;
   const groups::Group& g = *cfg_.group;
   const int64_t N = B * T_;
-  const int h = static_cast<int>(heads_);
   if (static_cast<int64_t>(inputs.size()) != N)
     throw ShapeError("osmformer: " + std::to_string(inputs.size()) + " inputs for a (" + std::to_string(B) + "," +
                      std::to_string(T_) + ") batch");
-  std::vector<T> slopes;
-  if (alibi_)
-    for (double s : alibi_slopes(h)) slopes.push_back(static_cast<T>(s));
   Var<T> M = embedding(embed_.elements(), inputs, {N});  // token elements (B*T,n,n)
   Var<T> H = M;
-  const T s_real = static_cast<T>(g.real_scale());
   for (const Layer& layer : blocks_) {
-    // A_i = (1/h) sum_k sum_j a^k_ij H_j, one fused op (kernels/mean_attention.hpp).
-    const Var<T> A = kernels::mean_head_attention(H, layer.log_beta, slopes, s_real, B, T_);
-    // H <- H exp(hat(Gamma vee(H* A))), then the same towards the token elements M; update
-    // dropout in training scales each token's A_i or M_i (u is linear in them) by 0 or 1/(1-p).
-    H = kernels::relative_update(g, H, dropout_.apply(A), layer.mix_att.dense());
-    if (grounding_) H = kernels::relative_update(g, H, dropout_.apply(M), layer.mix_gnd.dense());
+    const Var<T> A = attention(layer, H, B, T_);
+    const Var<T> gamma_att = layer.mix_att.dense();
+    // Update dropout in training scales each token's A_i or M_i (u is linear in them) by
+    // 0 or 1/(1-p); the token grounding's target is the token itself and is not dropped.
+    switch (grounding_) {
+      case Grounding::Relative:
+        H = kernels::relative_update(g, H, dropout_.apply(A), gamma_att);
+        H = kernels::relative_update(g, H, dropout_.apply(M), gamma_gnd(layer));
+        break;
+      case Grounding::Combined:
+        H = kernels::combined_update(g, H, dropout_.apply(A), gamma_att, dropout_.apply(M), gamma_gnd(layer));
+        break;
+      case Grounding::Token:
+        H = kernels::relative_update(g, H, dropout_.apply(A), gamma_att);
+        H = kernels::token_update(g, H, token_coords(), gamma_gnd(layer), inputs);
+        break;
+      case Grounding::Off:
+        H = kernels::relative_update(g, H, dropout_.apply(A), gamma_att);
+        break;
+    }
   }
   return H;
 }

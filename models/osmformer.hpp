@@ -1,27 +1,53 @@
-// OSMFormer (spec §5; Nunley 2026): a Transformer whose tokens are group elements.
-// Positions i = 1..T start at H_i = M_{x_i}; each of L layers does
+// OSMFormer (docs/models.md §5; Nunley 2026): a Transformer whose tokens are group
+// elements. Positions i = 1..T start at H_i = M_{x_i} = exp(hat(b_{x_i})); each of L
+// layers attends,
 //
 //   s_ij^k = beta_k Re tr(H_i* H_j) - slope_k (i - j)      (j <= i, causal)
 //   A_i    = (1/h) sum_k sum_j softmax_j(s_i.^k) H_j        (d x d, not in G)
-//   H_i   <- H_i exp(hat(Gamma_att vee(Pi(H_i* A_i))))      attention
-//   H_i   <- H_i exp(hat(Gamma_gnd vee(Pi(H_i* M_{x_i}))))  grounding (optional)
+//   u_att  = Gamma_att vee(Pi(H_i* A_i))
+//
+// and moves H_i by one of four groundings (model.grounding), the readings of the
+// paper's "reflecting the token embedding" that docs/models.md §5 compares:
+//
+//   relative  H_i <- H_i exp(hat(u_att)); H_i <- H_i exp(hat(Gamma_gnd vee(Pi(H_i* M_{x_i}))))
+//             (the first specification; alias `on`). With Gamma_gnd = I it undoes the
+//             attention step to first order: H = M exp(delta) gives Pi(exp(-delta)) = -sinh(delta).
+//   combined  H_i <- H_i exp(hat(u_att + Gamma_gnd vee(Pi(H_i* M_{x_i}))))   (both tangents at one H)
+//   token     H_i <- H_i exp(hat(u_att)); H_i <- H_i exp(hat(Gamma_gnd b_{x_i}))   (re-apply the token)
+//   off       H_i <- H_i exp(hat(u_att))
 //
 // and logits_i = tau Re tr(H_i* P_v) + b_v. beta_k = exp(log_beta_k), initialised to
 // 1/sqrt(d) (d the complex matrix size of G); ALiBi slopes 2^(-8k/h) fixed.
 // Re tr(H_i* H_j) for all pairs is a product of the flattened states (times 1/2 in
 // complex real form), and so is A_i. No QKV maps, no MLP, no normalisation.
-// Each layer runs as three fused tape ops: the attention (kernels::mean_head_attention,
-// causal half of both products, all heads) and the two updates
-// (kernels::relative_update: H* P, vee, mixing, hat, exp and H E per token in one pass).
-// Config keys: group, layers, heads, mixing, rank, grounding (on|off), positional
-// (alibi|none), group_param, init_scale, dropout (update dropout on both updates of
-// every layer, training only; osm_common.hpp).
-// Parameters: embed, proto, bias, log_tau, layers.l.log_beta (h),
-// layers.l.mix_att, layers.l.mix_gnd (m,m; linear and bounded mixing).
+// Each layer runs as fused tape ops: the attention (kernels::mean_head_attention) and
+// the updates (kernels::relative_update, combined_update, token_update).
+// Config keys: group, layers, heads, mixing, rank, grounding (relative|combined|token|
+// off; `on` = relative), grounding_init (identity|zero: Gamma_gnd at init, linear
+// mixing only), grounding_mixing (separate|shared: one Gamma per layer for both
+// tangents), positional (alibi|none), group_param, init_scale, dropout (update dropout
+// on the attention and relative/combined grounding targets, training only; osm_common.hpp).
+// Parameters: embed, proto, bias, log_tau, layers.l.log_beta (h), and with linear,
+// lowrank or bounded mixing layers.l.mix_att and layers.l.mix_gnd (separate) or
+// layers.l.mix (shared), each (m,m) (lowrank: .u, .v).
 #pragma once
 #include "models/osm_common.hpp"
 
 namespace liegrad::models {
+
+enum class Grounding { Relative, Combined, Token, Off };
+
+// What one layer does to the states, measured by OsmFormer::probe (means over tokens).
+struct LayerProbe {
+  double attention_norm = 0;  // |u_att|: coordinates of the attention tangent
+  double grounding_norm = 0;  // |u_gnd|: coordinates of the grounding tangent (0 when off)
+  double cosine = 0;          // <u_att, u_gnd> / (|u_att| |u_gnd|), per token, averaged
+  double attention_move = 0;  // ||H_in exp(hat(u_att)) - H_in||_F: the attention step alone
+  double layer_move = 0;      // ||H_out - H_in||_F: the whole layer
+  // 1 - layer_move / attention_move: the fraction of the attention step that the
+  // grounding takes back (1: all of it, 0: none, < 0: the grounding moves further).
+  double undone() const { return attention_move > 0 ? 1.0 - layer_move / attention_move : 0.0; }
+};
 
 template <class T>
 class OsmFormer : public ModelBase<T> {
@@ -32,7 +58,11 @@ class OsmFormer : public ModelBase<T> {
   ag::Var<T> forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) override;
   // The final-layer states H_i^(L), (B*T,n,n); forward() is their readout.
   ag::Var<T> encode(const std::vector<int32_t>& inputs, int64_t B, int64_t T_);
+  // Each layer's tangents and moves on one batch of inputs (B,T), without recording
+  // (models/osmformer_probe.cpp; `liegrad probe`).
+  std::vector<LayerProbe> probe(const std::vector<int32_t>& inputs, int64_t B, int64_t T_);
   const groups::Group& group() const { return *cfg_.group; }
+  Grounding grounding() const { return grounding_; }
   void set_training(bool on) override { dropout_.set_training(on); }
   bool training() const override { return dropout_.training(); }
   void begin_step(uint64_t step_seed) override { dropout_.begin_step(step_seed); }
@@ -40,15 +70,27 @@ class OsmFormer : public ModelBase<T> {
  private:
   struct Layer {
     ag::Var<T> log_beta;
-    TangentMixing<T> mix_att, mix_gnd;
+    TangentMixing<T> mix_att, mix_gnd;  // mix_gnd unused when shared (mix_att serves both)
   };
+  // One layer's attention target A (B*T,n,n) for states H.
+  ag::Var<T> attention(const Layer& layer, const ag::Var<T>& H, int64_t B, int64_t T_) const;
+  ag::Var<T> gamma_gnd(const Layer& layer) const;
+  // The token elements' algebra coordinates b (V,m) (token grounding).
+  const ag::Var<T>& token_coords() const { return embed_.stored(); }
+
   OsmCommonConfig cfg_;
   int64_t layers_ = 3, heads_ = 4;
-  bool grounding_ = true, alibi_ = true;
+  Grounding grounding_ = Grounding::Relative;
+  bool shared_mixing_ = false, alibi_ = true;
+  std::vector<T> slopes_;
   groups::GroupParam<T> embed_;
   PrototypeReadout<T> readout_;
   std::vector<Layer> blocks_;
   UpdateDropout<T> dropout_;
 };
+
+// "relative" | "on" | "combined" | "token" | "off" -> Grounding; the canonical name back.
+Grounding parse_grounding(const std::string& s);
+std::string grounding_name(Grounding g);
 
 }  // namespace liegrad::models

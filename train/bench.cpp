@@ -210,8 +210,17 @@ double training_flops_per_token(const nlohmann::json& m, int64_t V, int64_t T_, 
     const double readout = 6 * n * n * Vd;
     if (type == "osmformer") {
       const double L = m.value("layers", 0.0);
-      const double updates = m.value("grounding", "on") == "on" ? 2.0 : 1.0;
-      return L * (6 * Td * n * n + updates * (12 * n3 + mixing)) + exps + readout;
+      // One relative update: H* P, H E and their backward (12 n^3) and the mixing. The
+      // grounding adds a second one (relative), a second target to the one update
+      // (combined: H* M and its backward, 6 n^3, and a second mixing), or H E_x and its
+      // backward (token, 6 n^3; its V exponentials per layer are in `exps`).
+      const std::string grounding = m.value("grounding", "relative");
+      const double update = 12 * n3 + mixing;
+      const double layer = grounding == "relative" || grounding == "on" ? 2 * update
+                           : grounding == "combined"                    ? update + 6 * n3 + mixing
+                           : grounding == "token"                       ? update + 6 * n3
+                                                                        : update;
+      return L * (6 * Td * n * n + layer) + exps + readout;
     }
     const double relative = m.value("rnn_drive", "relative") == "token" ? 6 * n3 : 12 * n3;
     const double every = m.value("renormalize_every", 0.0);

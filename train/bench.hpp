@@ -75,7 +75,9 @@ BenchResult bench_training(const nlohmann::json& config, const BenchOptions& opt
 // The training FLOPs per token of a resolved model config (products only, see above):
 //   transformer: L (72 D^2 + 6 T D) + 6 D V;   lstm: 48 L h^2 + 6 h V;
 //   exprnn: 6 h^2 + 6 h V + 6 h^3 P;
-//   osmformer: L (6 T n^2 + u (12 n^3 + 6 m^2)) + 6 n^2 V + 6 n^3 P   (u = 2 with grounding);
+//   osmformer: L (6 T n^2 + g) + 6 n^2 V + 6 n^3 P, with per layer g = 2 (12 n^3 + 6 m^2)
+//              (relative grounding), 18 n^3 + 12 m^2 (combined), 18 n^3 + 6 m^2 (token),
+//              12 n^3 + 6 m^2 (off);
 //   osm_rnn:   12 n^3 (6 n^3 with the token drive) + 6 m^2 + 4 n^3 / k + 6 n^2 V + 6 n^3 P,
 // with n the stored side and m the algebra dimension of the group, 6 m^2 only with a
 // mixing matrix, k = renormalize_every, and P = exp_products_per_token: each forward
