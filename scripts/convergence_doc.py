@@ -3,7 +3,7 @@
 paper's claims judged by the best-validation checkpoints, the paper's numbers beside
 ours, how the verdicts moved from the 2,000-step tables, and the tables with their
 plots. Tables without finished runs say "not yet run". Standard library only."""
-import math
+import noise
 
 SCREEN = "long_dropout_screen"
 LONG = ["ts100k_long", "ptb100k_long", "recurrent_long"]
@@ -19,11 +19,18 @@ the dropout rates come from the screen's best validation BPC, the OSM models' be
 update dropout (docs/training.md, "Regularisation"). A run that diverged after its best
 checkpoint is judged by that checkpoint (its table says so); one that diverged before
 any evaluation has no checkpoint to judge and is left out of the means, and the
-comparison says so. Where one side of a comparison has a single seed, the standard
-error of the difference takes the other side's seed-to-seed standard deviation for both
-sides (a single run has none of its own), and says so; with a single seed on both sides
-there is no standard error. A verdict counts the signs of the differences of means; it
-also says on how many of them the difference exceeds twice its standard error."""
+comparison says so. A ± after a BPC is the sample standard deviation of its seeds
+("seed s.d."); a ± after a difference is the standard error of that difference of means
+("SE of the difference", Welch's: the square root of s²/n summed over the two sides).
+Where one side of a comparison has a single seed, the standard error takes the other
+side's seed standard deviation for both sides (a single run has none of its own), and
+says so; with a single seed on both sides there is no standard error. A difference is
+beyond noise when it exceeds t_0.975 × SE, the two-sided 95% critical value of Student's
+t at the Welch–Satterthwaite degrees of freedom (with 3 seeds a side df is 2 to 4 and
+t_0.975 is 4.30 to 2.78; twice the standard error would cover only about 80% at df 2);
+each comparison prints its df, t_0.975 and the bound t × SE. A comparison within noise
+is a tie, whichever its sign; a verdict is drawn from the signs of the comparisons beyond
+noise and names the ties (e.g. "does not hold on X, tie on Y")."""
 
 
 def rows_done(summary):
@@ -48,42 +55,70 @@ def model_row(summary, name):
     return next((r for r in rows_done(summary) if r["model"] == name), None)
 
 
+def sd_text(s):
+    return "%.4f" % s if s < 0.001 else "%.3f" % s
+
+
 def fmt(r, key):
+    """A row's mean, with '± s seed s.d.' (the sample standard deviation of its seeds)
+    when it has several."""
     m, s = r[key + "_mean"], r[key + "_std"]
     if r["n"] > 1:
-        return "%.3f ± %s" % (m, "%.4f" % s if s < 0.001 else "%.3f" % s)
+        return "%.3f ± %s seed s.d." % (m, sd_text(s))
     return "%.3f" % m
+
+
+def diff_parts(a, b, key):
+    """The variance parts (noise.welch) of a's mean minus b's; None with one seed on each
+    side. A side with one seed is taken to spread as the other side's seeds do (a single
+    run has none of its own): its part is s^2 / 1 with the other side's n - 1 df, so
+    SE = s·sqrt(1 + 1/n)."""
+    pa, pb = noise.parts(a, key), noise.parts(b, key)
+    if pa is None and pb is not None:
+        pa = [(pb[0][0] * b["n"], pb[0][1])]
+    elif pb is None and pa is not None:
+        pb = [(pa[0][0] * a["n"], pa[0][1])]
+    return None if pa is None else pa + pb
+
+
+def diff_stats(a, b, key="test_bpc_at_best"):
+    """(a's mean minus b's, its standard error, its df); the standard error and df are None
+    with one seed on each side. With one seed on one side both parts come from the other
+    side's one estimate of the spread, so df is that side's n - 1, not Welch's."""
+    d = a[key + "_mean"] - b[key + "_mean"]
+    p = diff_parts(a, b, key)
+    if p is None:
+        return d, None, None
+    se, df = noise.welch(p)
+    if (a["n"] == 1 or b["n"] == 1) and df is not None:
+        df = max(a["n"], b["n"]) - 1
+    return d, se, df
 
 
 def compare(a, b, key="test_bpc_at_best"):
     """(a's mean minus b's, its text). With seeds on both sides the text gives the standard
     error of the difference of means; with one seed on one side it gives the standard
     error that side would have if its seeds spread as the other side's do (one seed has
-    no spread of its own), and says so."""
-    d = a[key + "_mean"] - b[key + "_mean"]
+    no spread of its own), and says so. Either way with its df, t_0.975 and whether the
+    difference is beyond noise (noise.judged_text)."""
+    d, se, df = diff_stats(a, b, key)
     text = "%+.3f" % d
-    within = lambda se: "more than 2 standard errors" if abs(d) > 2 * se else "within 2 standard errors"
+    if se is None:
+        return d, text + " (1 seed each; no standard error)"
     if a["n"] > 1 and b["n"] > 1:
-        se = math.sqrt(a[key + "_std"] ** 2 / a["n"] + b[key + "_std"] ** 2 / b["n"])
-        text += " ± %.3f (standard error; %s)" % (se, within(se))
-    elif max(a["n"], b["n"]) > 1:
-        seeded = a if a["n"] > 1 else b
-        sd = seeded[key + "_std"]
-        se = sd * math.sqrt(1 + 1 / seeded["n"])
-        text += " (1 seed against %d; ± %.3f taking the %d seeds' spread for both; %s)" % (
-            seeded["n"], se, seeded["n"], within(se))
-    else:
-        text += " (1 seed each; no standard error)"
-    return d, text
+        return d, text + " ± %.3f SE of the difference (%s)" % (se, noise.judged_text(d, se, df))
+    seeded = a if a["n"] > 1 else b
+    return d, text + (" (1 seed against %d; ± %.3f is the SE of the difference taking the %d seeds' standard "
+                      "deviation for both sides; %s)" % (seeded["n"], se, seeded["n"],
+                                                         noise.judged_text(d, se, df).replace("Welch df", "df")))
 
 
 def resolved(a, b, key="test_bpc_at_best"):
-    """Whether a's mean differs from b's by more than twice the standard error compare()
-    states; None when there is none (one seed on each side)."""
-    text = compare(a, b, key)[1]
-    if "more than 2 standard errors" in text:
-        return True
-    return False if "within 2 standard errors" in text else None
+    """Whether a's mean differs from b's by more than t_0.975 × the standard error
+    compare() states (False: within noise, a tie); None when there is none (one seed on
+    each side)."""
+    d, se, df = diff_stats(a, b, key)
+    return None if se is None else noise.beyond(d, se, df)
 
 
 def named(label, model):
@@ -110,26 +145,57 @@ def partial_evidence(label, sides):
     return "%s: %s; %s not yet run." % (label, "; ".join(done), " and ".join(missing))
 
 
-def verdict(flags, beyond=None):
-    """flags: per comparison, whether the claim's side has the lower mean; beyond: per
-    comparison, whether that difference exceeds twice its standard error (None: no
-    standard error), stated beside the verdict so that a sign within noise is visible."""
-    if not flags:
-        return "not yet run"
-    v = "holds" if all(flags) else "does not hold" if not any(flags) else "mixed"
-    if beyond is not None and len(beyond) > 1:
-        v += " (%d of %d differences beyond 2 standard errors)" % (sum(1 for b in beyond if b), len(beyond))
-    elif beyond:
-        v += " (%s)" % ("its difference is beyond 2 standard errors" if beyond[0] else
-                        "its difference is within 2 standard errors" if beyond[0] is False else
-                        "one seed on each side: no standard error")
+def and_list(words):
+    words = list(words)
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def verdict(parts, empty="not yet run", on="on"):
+    """parts: per comparison (label, whether the claim's side has the lower mean, whether
+    the difference is beyond noise: True, False for within it, None for no standard
+    error). A comparison within noise is a tie, whatever its sign; the others count by
+    their sign: "holds" / "does not hold" when they agree, "mixed: holds on X, does not
+    hold on Y" when not, and the ties named after them ("does not hold on X, tie on Y";
+    "tie on X and Y" when every comparison is one). A comparison without a standard error
+    (one seed each side) counts by its sign and is named so. ON is the preposition before
+    the labels ("on" datasets, "at" sizes)."""
+    if not parts:
+        return empty
+    if len(parts) == 1:
+        _, holds, b = parts[0]
+        if b is False:
+            return "tie (its difference is within noise)"
+        return ("holds" if holds else "does not hold") + (
+            " (its difference is beyond noise)" if b else " (one seed on each side: no standard error, judged by "
+                                                          "the sign)")
+    ties = [label for label, _, b in parts if b is False]
+    held = [label for label, f, b in parts if b is not False and f]
+    failed = [label for label, f, b in parts if b is not False and not f]
+    unresolved = [label for label, _, b in parts if b is None]
+    if held and failed:
+        v = "mixed: holds %s %s, does not hold %s %s" % (on, and_list(held), on, and_list(failed))
+    elif held or failed:
+        v = ("holds" if held else "does not hold") + (" %s %s" % (on, and_list(held or failed)) if ties else "")
+    else:
+        v = ""
+    if ties:
+        v += "%stie %s %s" % (", " if v else "", on, and_list(ties))
+    if unresolved:
+        v += " (%s %s: one seed on each side, no standard error, judged by the sign)" % (on, and_list(unresolved))
+    elif not ties:
+        v += " (%s beyond noise)" % ("both differences" if len(parts) == 2 else "all %d differences" % len(parts))
     return v
+
+
+def verdict_head(v):
+    """A verdict without its parenthesis, for comparing two verdicts."""
+    return v.split(" (")[0]
 
 
 def claim_osmformer(tables):
     """The claim is about both datasets and each family's final configuration: until every
     part is in, the evidence so far is shown and the verdict is pending, not drawn from a part."""
-    ev, flags, beyond, complete = [], [], [], True
+    ev, parts, complete = [], [], True
     for t, label in (("ts100k_long", "Tiny Shakespeare"), ("ptb100k_long", "Penn Treebank")):
         s = tables.get(t)
         (o, o_final), (tr, t_final) = family_row(s, "osmformer"), family_row(s, "transformer")
@@ -139,16 +205,15 @@ def claim_osmformer(tables):
             continue
         d, txt = compare(o, tr)
         _, txtv = compare(o, tr, "best_val_bpc")
-        flags.append(d < 0)
-        beyond.append(resolved(o, tr))
+        parts.append((label, d < 0, resolved(o, tr)))
         complete = complete and o_final and t_final
         ev.append("%s: %s %s against %s %s; difference %s; validation difference %s.%s" % (
             label, named("OSMFormer", o["model"]), describe(o), named("transformer", tr["model"]), describe(tr), txt,
             txtv, "" if o_final and t_final else
             " Provisional: a family's configuration or its seeds 2 and 3 are not final yet."))
-    if flags and not complete:
+    if parts and not complete:
         return "pending (partial evidence below; no verdict until both datasets' rows are final)", ev
-    return verdict(flags, beyond), ev
+    return verdict(parts), ev
 
 
 def claim_rnn(tables):
@@ -170,7 +235,7 @@ def claim_rnn(tables):
             b["model"], describe(b), compare(b, l)[1]))
     if not final:
         return "pending (partial evidence below; no verdict until the rows are final)", ev
-    return verdict([d < 0], [resolved(o, l)]), ev
+    return verdict([("recurrent_long", d < 0, resolved(o, l))]), ev
 
 
 def model_final(summary, r):
@@ -181,11 +246,14 @@ def model_final(summary, r):
 
 CLAIMS = [
     ("OSMFormer reaches lower BPC than the parameter-matched transformer at ~100K, on both datasets",
-     "each family's configuration chosen on seed 1's best validation BPC (with or without dropout); holds if the OSMFormer's "
-     "mean test BPC at its best checkpoint is lower on both datasets, does not hold if on neither, mixed otherwise",
+     "each family's configuration chosen on seed 1's best validation BPC (with or without dropout); per dataset, a tie "
+     "if the difference of mean test BPC at the best checkpoints is within noise (|difference| ≤ t_0.975 × its standard "
+     "error, Welch df), else the OSMFormer wins it if its mean is lower; the claim holds on the datasets it wins, does "
+     "not hold on those it loses, with the ties named",
      claim_osmformer, 1),
     ("OSM-RNN reaches lower BPC than the LSTM",
-     "the paper's OSM-RNN (linear mixing) against the LSTM, test BPC at the best checkpoint; holds if the OSM-RNN's "
+     "the paper's OSM-RNN (linear mixing) against the LSTM, test BPC at the best checkpoint; a tie if the difference "
+     "of means is within noise (|difference| ≤ t_0.975 × its standard error, Welch df), else holds if the OSM-RNN's "
      "mean is lower", claim_rnn, 3),
 ]
 
@@ -220,17 +288,19 @@ def side_row(summary, kind, key):
     return r, bool(r) and model_final(summary, r)
 
 
-def mean_diff_se(a, b, key):
-    """The standard error of a's mean minus b's for summary rows with n and KEY_mean,
-    KEY_std; None when a side has a single seed (no spread to estimate)."""
-    sa, sb = a.get(key + "_std"), b.get(key + "_std")
-    if a["n"] > 1 and b["n"] > 1 and sa is not None and sb is not None:
-        return math.sqrt(sa ** 2 / a["n"] + sb ** 2 / b["n"])
-    return None
+def mean_diff_parts(a, b, key):
+    """The variance parts (noise.welch) of a's mean minus b's for summary rows with n and
+    KEY_mean, KEY_std; None when a side has a single seed (no spread to estimate)."""
+    pa, pb = noise.parts(a, key), noise.parts(b, key)
+    return None if pa is None or pb is None else pa + pb
 
 
-def combined_se(*ses):
-    return None if any(x is None for x in ses) else math.sqrt(sum(x * x for x in ses))
+def move_bound(se, df):
+    """'t_0.975 × SE = 3.18 × 0.009 = 0.029, Welch–Satterthwaite df 3.0': the noise bound of a move."""
+    t, b = noise.bound(se, df)
+    if t is None:
+        return "SE 0, the seeds do not spread"
+    return "t_0.975 × SE = %.2f × %.3f = %.3f, Welch–Satterthwaite df %s" % (t, se, b, noise.df_text(df))
 
 
 def signed(x, down, up):
@@ -243,16 +313,18 @@ def gap_words(gap):
     return "%.3f %s" % (abs(gap), "below" if gap >= 0 else "above")
 
 
-def why_reading(moved_val, moved_test, se_val, se_test):
+def why_reading(moved_val, moved_test, st_val, st_test):
     """Which part carried the move of a comparison, by fixed rules on the moves of the two
-    differences (validation and test) from the 2,000-step table to the best checkpoints."""
+    differences (validation and test) from the 2,000-step table to the best checkpoints.
+    st_val, st_test: (standard error, Welch–Satterthwaite df) of each move (noise.welch
+    over the four rows' parts), or None; a move within t_0.975 × SE is noise."""
     carry = moved_test - moved_val  # the part of the test move that validation did not see
     text = " So the test difference moved by %+.3f and the validation difference by %+.3f" % (moved_test, moved_val)
-    if se_val is not None and abs(moved_val) <= 2 * se_val:
-        text += " (the validation move within twice its standard error: 2 × %.3f = %.3f)" % (se_val, 2 * se_val)
-    if se_test is not None and abs(moved_test) <= 2 * se_test:
-        return text + (": the test comparison did not move beyond twice its standard error (2 × %.3f = %.3f), so the "
-                       "longer budget did not change it beyond the seeds' noise." % (se_test, 2 * se_test))
+    if st_val is not None and not noise.beyond(moved_val, *st_val):
+        text += " (the validation move within noise: %s)" % move_bound(*st_val)
+    if st_test is not None and not noise.beyond(moved_test, *st_test):
+        return text + (": the test comparison did not move beyond noise (%s), so the longer budget did not change "
+                       "it beyond the seeds' noise." % move_bound(*st_test))
     if abs(carry) > 2 * abs(moved_val):
         return text + (": most of the test move is in how each side's best checkpoint carries from the validation "
                        "split to the test split, not in the validation BPC both are selected on.")
@@ -313,9 +385,9 @@ def why(tables, short_tables):
         oa = a["test_bpc_at_best_mean"] - a["best_val_bpc_mean"]
         ob = b["test_bpc_at_best_mean"] - b["best_val_bpc_mean"]
         text += " Test BPC sits %+.3f from validation for the %s and %+.3f for the %s." % (oa, na, ob, nb)
-        se_val = combined_se(mean_diff_se(a, b, "best_val_bpc"), mean_diff_se(a0, b0, "val_bpc"))
-        se_test = combined_se(mean_diff_se(a, b, "test_bpc_at_best"), mean_diff_se(a0, b0, "test_bpc"))
-        text += why_reading(round(dv - dv0, 3), round(dt - dt0, 3), se_val, se_test)
+        st_val = noise.welch(mean_diff_parts(a, b, "best_val_bpc"), mean_diff_parts(a0, b0, "val_bpc"))
+        st_test = noise.welch(mean_diff_parts(a, b, "test_bpc_at_best"), mean_diff_parts(a0, b0, "test_bpc"))
+        text += why_reading(round(dv - dv0, 3), round(dt - dt0, 3), st_val, st_test)
         lines.append("- " + text)
     return lines
 
@@ -342,22 +414,27 @@ def dropout_effects(tables):
     return lines
 
 
+LATE = 0.9  # a best checkpoint at or after this fraction of the step cap is "late"
+
+
 def cap_notes(tables):
-    """The runs whose best checkpoint is one of the last two evaluations before the step
-    cap: still improving when stopped, so not converged, and a higher cap could change them."""
+    """Every run (every seed of every row) whose best checkpoint is in the last 10% of its
+    step cap (best step >= 0.9 × cap): still improving, or close to it, when the cap
+    stopped it, so not converged, and a higher cap could change it. A run that ended
+    before the cap (diverged) is named with the step it ended at."""
     notes = []
     for name in LONG:
         s = tables.get(name)
-        budget = (s or {}).get("budget", {})
-        cap, every = budget.get("train.steps"), budget.get("train.eval_interval")
-        if not (cap and every):
+        cap = (s or {}).get("budget", {}).get("train.steps")
+        if not cap:
             continue
         for r in rows_done(s):
-            late = [(i, b) for i, (b, n) in enumerate(zip(r["best_step"], r["steps"])) if n >= cap and b >= cap - every]
+            late = [(i, b, n) for i, (b, n) in enumerate(zip(r["best_step"], r["steps"])) if b >= LATE * cap]
             if late:
                 notes.append("- %s, %s: best checkpoint at step %s of the %d-step cap (%s)." % (
-                    name, r["model"], "/".join(str(b) for _, b in late), cap,
-                    ", ".join("seed %d" % r["seeds"][i] for i, _ in late)))
+                    name, r["model"], "/".join(str(b) for _, b, _ in late), cap, ", ".join(
+                        "seed %d%s" % (r["seeds"][i], "" if n >= cap else ", which ended at step %d" % n)
+                        for i, _, n in late)))
     return notes
 
 
@@ -373,13 +450,15 @@ def section(tables, short_verdicts, table_md, short_tables=None):
         out.append("  Rule: %s." % rule)
         out += ["  - %s" % e for e in ev]
         if v != "not yet run" and not v.startswith("pending") and number in short_verdicts:
-            changes.append("- Claim %d: %s at 2,000 steps, %s at convergence%s." % (
-                number, short_verdicts[number], v.split(" (")[0],
-                " (unchanged)" if short_verdicts[number].split(" (")[0] == v.split(" (")[0] else ""))
+            changes.append("- Claim %d: at 2,000 steps %s; at convergence %s%s." % (
+                number, verdict_head(short_verdicts[number]), verdict_head(v),
+                " (unchanged)" if verdict_head(short_verdicts[number]) == verdict_head(v) else ""))
     out.append("")
     capped = cap_notes(tables)
     if capped:
-        out += ["Best checkpoint at one of the last two evaluations before the step cap, where the cosine schedule ends: still improving when stopped, so a higher cap could lower their BPC:", ""] + capped + [""]
+        out += ["Best checkpoint in the last 10%% of the step cap (best step ≥ %g × cap; every seed of every row "
+                "checked), where the cosine schedule ends: still improving, or close to it, when the cap stopped "
+                "them, so a higher cap could lower their BPC:" % LATE, ""] + capped + [""]
     extra = dropout_effects(tables)
     if extra:
         out += ["Dropout, not a claim of the paper:", ""] + extra + [""]

@@ -66,6 +66,7 @@ import time
 import long_tables
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import parking  # noqa: E402  (scripts/parking.py)
+import sweep  # noqa: E402  (scripts/sweep.py)
 import words_table  # noqa: E402  (scripts/words_table.py)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -750,11 +751,17 @@ def summarize(table_name, table, runs, binary=None):
             if not vals:
                 continue
             best = min(vals.values())
-            within = sum(1 for v in vals.values() if v <= best + 0.05)
+            # Settings that trained identically (a clip never reached never acts) count once.
+            groups = sweep.distinct([r for r in summary["rows"] if r["model"] == model and r["val_bpc_mean"] is not None])
+            within = sum(1 for g in groups if g[0]["val_bpc_mean"] <= best + 0.05)
+            settings = len(grid["train.lr"]) * len(grid["train.clip"])
+            same = sweep.duplicates_text(groups)
             svg_heatmap(os.path.join(res_root, "%s-%s.svg" % (table_name, model)),
                         "%s: validation BPC" % model, grid["train.lr"], grid["train.clip"], vals, best, diverged)
-            lines += ["", "%s: best validation BPC %.3f; %d of %d settings within 0.05 BPC of it." % (
-                model, best, within, len(grid["train.lr"]) * len(grid["train.clip"])),
+            lines += ["", "%s: best validation BPC %.3f; %d of %d distinct settings within 0.05 BPC of it.%s" % (
+                model, best, within, settings - sum(len(g) - 1 for g in groups),
+                " Of its %d settings, %s: each such group is one setting, counted once." % (settings, same)
+                if same else ""),
                 "![%s heat map](%s-%s.svg)" % (model, table_name, model)]
     if binary and plot_curves(binary, table_name, table, runs):
         lines += ["", "![BPC against steps](%s-curves.svg)" % table_name]

@@ -16,6 +16,8 @@ import os
 import subprocess
 
 import convergence_doc
+import noise
+import sweep
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "results")
@@ -35,7 +37,14 @@ those numbers by the rule stated with each claim. Regenerate everything with
 BPC is bits per character of the final model after the last step, on the whole
 validation or test split, with the recurrent models carrying state through the split
 (in "At convergence": of the checkpoint with the best validation BPC).
-"mean ± std" is over seeds (sample standard deviation).
+A ± after a BPC (in the text "± s seed s.d.", in the tables "mean ± s") is the sample
+standard deviation over the seeds; a ± after a difference ("± SE of the difference") is
+the standard error of the difference of the two means (Welch's). A difference is beyond
+noise when |difference| > t_0.975 × SE, with t_0.975 the two-sided 95%% critical value of
+Student's t at the Welch–Satterthwaite degrees of freedom, printed with each comparison
+(with 3 seeds a side df is 2 to 4 and t_0.975 4.30 to 2.78, so twice the standard error
+would cover only about 80%% at df 2). A comparison within noise is a tie, whatever its
+sign, and the verdicts name their ties.
 
 ## What differs from the paper's setup
 
@@ -204,11 +213,9 @@ def row(summary, run):
 
 
 def fmt_ms(r, key):
-    """A row's mean over the seeds that finished (± their standard deviation); seeds that
-    diverged are not in the mean and are named beside it."""
-    m, s = r[key + "_mean"], r[key + "_std"]
-    return ("%.3f ± %s" % (m, "%.4f" % s if s < 0.001 else "%.3f" % s) if r["n"] > 1 else "%.3f" % m) + (
-        " (+%d diverged)" % r["diverged"] if r.get("diverged") else "")
+    """A row's mean over the seeds that finished (± their sample standard deviation, 'seed
+    s.d.'); seeds that diverged are not in the mean and are named beside it."""
+    return convergence_doc.fmt(r, key) + (" (+%d diverged)" % r["diverged"] if r.get("diverged") else "")
 
 
 def absent(label, summary, runs):
@@ -222,66 +229,65 @@ def absent(label, summary, runs):
 
 
 def compare(a, b, key="test_bpc"):
-    """(difference a - b, its standard error or None, text) for two rows' means."""
-    d = a[key + "_mean"] - b[key + "_mean"]
-    se = None
-    if a["n"] > 1 and b["n"] > 1:
-        se = math.sqrt(a[key + "_std"] ** 2 / a["n"] + b[key + "_std"] ** 2 / b["n"])
-    text = "%+.3f" % d
-    if se is not None:
-        text += " (%s)" % ("more than 2 standard errors" if abs(d) > 2 * se else "within 2 standard errors")
-    return d, se, text
+    """(difference a - b, whether it is beyond noise (True, False: a tie, None: no standard
+    error), text) for two rows' means: the standard error of the difference, its Welch df,
+    t_0.975 and the bound t × SE, as convergence_doc.compare words them."""
+    d, text = convergence_doc.compare(a, b, key)
+    return d, convergence_doc.resolved(a, b, key), text
 
 
-def verdict(flags):
-    """flags: list of booleans (claim true in that comparison). None if nothing to judge."""
-    if not flags:
-        return "pending"
-    if all(flags):
-        return "holds"
-    if not any(flags):
-        return "does not hold"
-    return "mixed"
+def verdict(parts, on="on"):
+    """parts: per comparison (label, claim true in its sign, beyond noise); "pending" if
+    nothing to judge. Ties (within noise) are named: convergence_doc.verdict."""
+    return convergence_doc.verdict(parts, empty="pending", on=on)
 
 
 def claim_osmformer_vs_transformer(tables):
-    ev, flags = [], []
+    ev, parts = [], []
     for t, label in (("ts100k", "Tiny Shakespeare"), ("ptb100k", "Penn Treebank")):
         o, tr = row(tables.get(t), "osmformer-linear"), row(tables.get(t), "transformer")
         if not (o and tr):
             ev.append(absent(label, tables.get(t), ("osmformer-linear", "transformer")))
             continue
-        d, _, txt = compare(o, tr)
+        d, beyond, txt = compare(o, tr)
         dv, _, txtv = compare(o, tr, "val_bpc")
-        flags.append(d < 0)
+        parts.append((label, d < 0, beyond))
         ev.append("%s: OSMFormer test %s against transformer %s, difference %s; validation difference %s." % (
             label, fmt_ms(o, "test_bpc"), fmt_ms(tr, "test_bpc"), txt, txtv))
-    return verdict(flags), ev
+    return verdict(parts), ev
 
 
 def claim_every_budget(tables):
+    """One seed per size: the noise of a one-seed difference is borrowed from table 1's
+    seeds at ~100K (the standard deviation of a difference of two single runs, sqrt(s_o^2
+    + s_t^2), with its Welch–Satterthwaite df), and a size whose difference is within
+    t_0.975 times it is a tie."""
     s = tables.get("scaling")
-    ev, flags, diffs = [], [], []
+    ev, diffs = [], []
     for size in ("100k", "200k", "300k", "500k"):
         o, tr = row(s, "osmformer-linear-" + size), row(s, "transformer-" + size)
         if not (o and tr):
             ev.append(absent("~" + size.upper(), s, ("osmformer-linear-" + size, "transformer-" + size)))
             continue
-        d, _, _ = compare(o, tr)
-        flags.append(d < 0)
-        diffs.append(d)
+        d = o["test_bpc_mean"] - tr["test_bpc_mean"]
+        diffs.append(("~" + size.upper(), d))
         ev.append("~%s: OSMFormer %.3f (%d parameters) against transformer %.3f (%d), difference %+.3f." % (
             size.upper(), o["test_bpc_mean"], o["parameters"], tr["test_bpc_mean"], tr["parameters"], d))
     o1, t1 = row(tables.get("ts100k"), "osmformer-linear"), row(tables.get("ts100k"), "transformer")
-    if flags and o1 and t1 and o1["n"] > 1 and t1["n"] > 1:
-        noise = math.sqrt(o1["test_bpc_std"] ** 2 + t1["test_bpc_std"] ** 2)
-        ev.append("Seed noise: at ~100K (table %d, %d seeds) the test BPC's standard deviation is %.3f for the "
+    if diffs and o1 and t1 and o1["n"] > 1 and t1["n"] > 1:
+        sd, df = noise.welch([(o1["test_bpc_std"] ** 2, o1["n"] - 1)], [(t1["test_bpc_std"] ** 2, t1["n"] - 1)])
+        t, b = noise.bound(sd, df)
+        out = [(label, d) for label, d in diffs if noise.beyond(d, sd, df)]
+        k = max([3] + [noise.digits(d, b) for _, d in diffs])  # a difference close to the bound prints apart from it
+        ev.append("Seed noise: at ~100K (table %d, %d seeds) the test BPC's seed standard deviation is %.3f for the "
                   "OSMFormer and %.3f for the transformer, so a one-seed difference has a standard deviation of about "
-                  "%.3f; differences within twice that (%.3f) are not resolved by one seed." % (
-                      table_no("ts100k"), min(o1["n"], t1["n"]), o1["test_bpc_std"], t1["test_bpc_std"], noise, 2 * noise))
-        return "%s (%d of %d differences exceed twice the one-seed noise)" % (
-            verdict(flags), sum(1 for d in diffs if abs(d) > 2 * noise), len(diffs)), ev
-    return verdict(flags), ev
+                  "%.3f (Welch–Satterthwaite df %s, t_0.975 = %.2f); a difference within t_0.975 × %.3f = %.*f is "
+                  "not resolved by one seed: a tie (%d of %d beyond it%s)." % (
+                      table_no("ts100k"), min(o1["n"], t1["n"]), o1["test_bpc_std"], t1["test_bpc_std"], sd, noise.df_text(df), t,
+                      sd, k, b, len(out), len(diffs),
+                      ": " + ", ".join("%s, %+.*f" % (label, k, d) for label, d in out) if out else ""))
+        return verdict([(label, d < 0, noise.beyond(d, sd, df)) for label, d in diffs], on="at"), ev
+    return verdict([(label, d < 0, None) for label, d in diffs], on="at"), ev
 
 
 def claim_rnn_vs_lstm(tables):
@@ -290,18 +296,18 @@ def claim_rnn_vs_lstm(tables):
     if not (o and l):
         line = absent("recurrent table", s, ("osm-rnn-linear", "lstm"))
         return ("pending" if line.endswith("pending.") else "no verdict"), [line]
-    d, _, txt = compare(o, l)
+    d, beyond, txt = compare(o, l)
     ev = ["OSM-RNN (linear, lr %g) test %s against LSTM (lr %g) %s, difference %s." % (
         o["lr"], fmt_ms(o, "test_bpc"), l["lr"], fmt_ms(l, "test_bpc"), txt)]
     i = row(s, "osm-rnn-identity")
     if i:  # not part of the verdict (the paper's row is linear mixing), shown for context
         ev.append("For context, not judged: OSM-RNN (identity, lr %g) test %s, difference to the LSTM %s." % (
             i["lr"], fmt_ms(i, "test_bpc"), compare(i, l)[2]))
-    return verdict([d < 0]), ev
+    return verdict([("recurrent", d < 0, beyond)]), ev
 
 
 def claim_linear_vs_identity(tables):
-    ev, flags = [], []
+    ev, parts = [], []
     for t, lin, ide, label in (("ts100k", "osmformer-linear", "osmformer-identity", "OSMFormer, Tiny Shakespeare"),
                                ("ptb100k", "osmformer-linear", "osmformer-identity", "OSMFormer, Penn Treebank"),
                                ("recurrent", "osm-rnn-linear", "osm-rnn-identity", "OSM-RNN, Tiny Shakespeare")):
@@ -309,8 +315,8 @@ def claim_linear_vs_identity(tables):
         if not (a and b):
             ev.append(absent(label, tables.get(t), (lin, ide)))
             continue
-        d, _, txt = compare(a, b)
-        flags.append(d < 0)
+        d, beyond, txt = compare(a, b)
+        parts.append(("the %s on %s" % tuple(label.split(", ")), d < 0, beyond))
         ev.append("%s: linear %s (%d parameters) against identity %s (%d), difference %s%s." % (
             label, fmt_ms(a, "test_bpc"), a["parameters"], fmt_ms(b, "test_bpc"), b["parameters"], txt,
             "" if a.get("lr") == b.get("lr") else "; the learning rates differ (linear %g, identity %g)" % (
@@ -323,21 +329,26 @@ def claim_linear_vs_identity(tables):
         ev.append("For context, not judged: with `mixing: bounded` (table %d, %s) at the identity model's lr %g "
                   "the OSM-RNN reaches test %.3f, %+.3f against identity mixing." % (
                       table_no("recurrent_bounded"), seeds_text(tables.get("recurrent_bounded")), r["lr"], r["test_bpc_mean"], r["test_bpc_mean"] - ide["test_bpc_mean"]))
-    return verdict(flags), ev
+    return verdict(parts, on="for"), ev
 
 
 def robustness_counts(s):
-    """{model: (best val, settings within 0.05 of it, settings)} from the robustness table."""
+    """{model: (best val, distinct settings within 0.05 of it, distinct finished settings,
+    settings, average excess over the best, distinct settings that diverged, the words on
+    settings that gave identical results or None, finished settings)} from the robustness
+    table. Settings with the same learning rate and the same results count once
+    (scripts/sweep.py)."""
     out = {}
     for model in sorted(set(r["model"] for r in s["rows"])):
         mine = [r for r in s["rows"] if r["model"] == model]
-        vals = [r["val_bpc_mean"] for r in mine if r.get("n", 0) > 0]
-        finished = sum(1 for r in mine if r.get("n", 0) > 0 or r.get("diverged", 0) > 0)
+        finished = [r for r in mine if r.get("n", 0) > 0 or r.get("diverged", 0) > 0]
+        groups = sweep.distinct(finished)
+        vals = [g[0]["val_bpc_mean"] for g in groups if g[0].get("n", 0) > 0]
         if vals:
             best = min(vals)
             excess = sum(v - best for v in vals) / len(vals)
-            out[model] = (best, sum(1 for v in vals if v <= best + 0.05), finished, len(mine), excess,
-                          finished - len(vals))
+            out[model] = (best, sum(1 for v in vals if v <= best + 0.05), len(groups), len(mine), excess,
+                          len(groups) - len(vals), sweep.duplicates_text(groups), len(finished))
     return out
 
 
@@ -349,34 +360,43 @@ def claim_wider_range(tables):
     if "osmformer-linear" not in c or "transformer" not in c:
         return "pending", ["robustness table incomplete."]
     o, t = c["osmformer-linear"], c["transformer"]
-    ev = ["%s: best validation BPC %.3f; %d of %d finished settings (diverged ones count as not good) within "
-          "0.05 BPC of it; the %s average %.3f BPC above the best." % (
+    ev = ["%s: best validation BPC %.3f; %d of %d distinct finished settings (diverged ones count as not good) within "
+          "0.05 BPC of it; the %s average %.3f BPC above the best.%s" % (
               m, v[0], v[1], v[2], "settings" if not v[5] else "%d settings that did not diverge (%d diverged)" % (
-                  v[2] - v[5], v[5]), v[4])
+                  v[2] - v[5], v[5]), v[4],
+              " Of its %d settings, %s: each such group is one setting here, counted once." % (v[3], v[6])
+              if v[6] else "")
           for m, v in (("OSMFormer", o), ("Transformer", t))]
-    unfinished = [(m, v[3] - v[2]) for m, v in (("OSMFormer", o), ("transformer", t)) if v[3] > v[2]]
+    unfinished = [(m, v[3] - v[7]) for m, v in (("OSMFormer", o), ("transformer", t)) if v[3] > v[7]]
     if unfinished:  # the counts compare different numbers of settings until both are complete
         ev.append("Settings not yet finished: %s; pending." % ", ".join("%s %d" % u for u in unfinished))
-    return verdict([o[1] > t[1]]), ev
+    return "holds" if o[1] > t[1] else "does not hold", ev
 
 
 CLAIMS = [
     ("OSMFormer reaches lower BPC than the parameter-matched transformer at ~100K, on both datasets",
-     "holds if the OSMFormer's mean test BPC is lower on both datasets, does not hold if it is lower on neither, "
-     "mixed otherwise; the standard error of the difference of means is given where there are seeds",
+     "per dataset, a tie if the difference of mean test BPC is within noise (|difference| ≤ t_0.975 × its standard "
+     "error, Welch df), else the OSMFormer wins it if its mean is lower; the claim holds on the datasets it wins, does "
+     "not hold on those it loses, with the ties named",
      claim_osmformer_vs_transformer),
     ("OSMFormer stays below the transformer at every budget from 100K to 500K",
-     "holds if its test BPC is lower at every size, does not hold if at none, mixed otherwise (one seed)",
+     "one seed per size; a size is a tie if its difference is within t_0.975 times the standard deviation of a "
+     "one-seed difference (from table 1's seeds), else the OSMFormer wins it if its test BPC is lower; holds at the "
+     "sizes it wins, does not hold at those it loses, with the ties named",
      claim_every_budget),
     ("OSM-RNN reaches lower BPC than the LSTM",
-     "holds if the OSM-RNN's mean test BPC is lower", claim_rnn_vs_lstm),
+     "a tie if the difference of mean test BPC is within noise (|difference| ≤ t_0.975 × its standard error, Welch "
+     "df), else holds if the OSM-RNN's mean is lower", claim_rnn_vs_lstm),
     ("Linear tangent mixing beats identity mixing at a fixed architecture",
-     "holds if linear mixing has the lower mean test BPC in every comparison, does not hold if in none, mixed otherwise",
+     "per comparison, a tie if the difference of mean test BPC is within noise (|difference| ≤ t_0.975 × its "
+     "standard error, Welch df), else linear mixing wins it if its mean is lower; holds where it wins, does not hold "
+     "where it loses (mixed when both), with the ties named",
      claim_linear_vs_identity),
     ("OSMFormer trains well over a wider range of learning rates and clipping settings",
-     "holds if more of its settings land within 0.05 validation BPC of its own best than the transformer's do, "
-     "does not hold otherwise (an equal count is not a wider range); the average excess over the best is given as a "
-     "second measure of sensitivity",
+     "holds if more of its distinct settings land within 0.05 validation BPC of its own best than the transformer's "
+     "do, does not hold otherwise (an equal count is not a wider range); settings with the same learning rate and "
+     "identical results (a clip the gradient norm never reaches never acts) count once; the average excess over the "
+     "best is given as a second measure of sensitivity",
      claim_wider_range),
 ]
 
@@ -454,7 +474,8 @@ def main():
     extra = extra_findings(tables)
     if extra:
         out += ["## Beyond the paper", ""] + extra + [""]
-    out += ["## The tables", ""]
+    out += ["## The tables", "", "In the tables a cell \"mean ± s\" is the mean over the row's seeds ± their sample "
+            "standard deviation (a row with one seed has none).", ""]
     for i, n in enumerate(ORDER, 1):
         md = table_md(n)
         if md is None:

@@ -13,6 +13,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
 import convergence_doc  # noqa: E402
 import long_tables  # noqa: E402
+import noise  # noqa: E402
 import reproduce  # noqa: E402
 
 BUDGET = {"train.steps": 3000, "train.batch": 2, "train.seq_len": 4, "train.eval_interval": 500,
@@ -205,7 +206,7 @@ class LongTables(unittest.TestCase):
         text = "\n".join(convergence_doc.section({"ts100k_long": ts, "ptb100k_long": ptb},
                                                  {1: "does not hold", 3: "does not hold"}, lambda n: "TABLE " + n))
         self.assertRegex(text, r"Penn Treebank: transformer transformer-dropout \(lr [^)]*3 seeds\) test 2\.520 "
-                               r"± 0\.010 \(paper 2\.583\); OSMFormer not yet run\.")
+                               r"± 0\.010 seed s\.d\. \(paper 2\.583\); OSMFormer not yet run\.")
         self.assertIn("~100K, on both datasets: pending", text)
         # Both datasets in, each family's configuration chosen: the verdict is drawn.
         chosen = {fam: min((r for r in ts["rows"] if r["family"] == fam), key=lambda r: r["best_val_bpc_mean"])["model"]
@@ -214,9 +215,9 @@ class LongTables(unittest.TestCase):
         lines = convergence_doc.section({"ts100k_long": final, "ptb100k_long": final},
                                         {1: "does not hold", 3: "does not hold"}, lambda n: "TABLE " + n)
         text = "\n".join(lines)
-        self.assertIn("Claim 1: does not hold at 2,000 steps, holds at convergence.", text)
-        # The verdict says how many of its differences are beyond noise.
-        self.assertIn("on both datasets: holds (2 of 2 differences beyond 2 standard errors).**", text)
+        self.assertIn("Claim 1: at 2,000 steps does not hold; at convergence holds.", text)
+        # The verdict says its differences are beyond noise (t_0.975 × SE).
+        self.assertIn("on both datasets: holds (both differences beyond noise).**", text)
         # A chosen configuration whose seeds 2 and 3 are still running is not final: the
         # comparison stays provisional and the verdict pending.
         running = dict(final, rows=[dict(r, pending=["%s-s2" % r["model"]]) if r["model"] == chosen["osmformer"]
@@ -245,12 +246,14 @@ class LongTables(unittest.TestCase):
         # Chosen (bounded mixing), its seeds running: the paper's model is final at one seed.
         summary = {"chosen": {"lstm": "lstm", "osm-rnn": "osm-rnn-bounded"}, "rows": [linear, bounded, lstm]}
         verdict, ev = claim3(summary)
-        self.assertEqual(verdict, "does not hold (its difference is beyond 2 standard errors)")
+        self.assertEqual(verdict, "does not hold (its difference is beyond noise)")
         self.assertNotIn("provisional", ev.split("For context")[0])
         # One seed against three: the standard error the one seed would have with the LSTM's
-        # spread, 0.01 * sqrt(1 + 1/3) = 0.0115, and the difference +0.110 beyond twice it.
-        self.assertIn("difference +0.110 (1 seed against 3; ± 0.012 taking the 3 seeds' spread for both; more than "
-                      "2 standard errors)", ev)
+        # spread, 0.01 * sqrt(1 + 1/3) = 0.0115, with the LSTM's df 2 (t_0.975 = 4.303), and
+        # the difference +0.110 beyond 4.303 × 0.0115 = 0.050.
+        self.assertIn("difference +0.110 (1 seed against 3; ± 0.012 is the SE of the difference taking the 3 seeds' "
+                      "standard deviation for both sides; df 2, t_0.975 = 4.30: beyond noise, |difference| > t·SE = "
+                      "0.050)", ev)
         # The paper's model chosen, its seeds 2 and 3 running: pending again.
         linear_chosen = dict(linear, pending=["osm-rnn-linear-s2", "osm-rnn-linear-s3"])
         verdict, _ = claim3(dict(summary, chosen={"lstm": "lstm", "osm-rnn": "osm-rnn-linear"},
@@ -258,13 +261,24 @@ class LongTables(unittest.TestCase):
         self.assertTrue(verdict.startswith("pending"), verdict)
         # Three seeds each: the usual standard error of the difference of means.
         _, text = convergence_doc.compare(dict(linear, n=3, test_bpc_at_best_std=0.02), lstm)
-        self.assertEqual(text, "+0.110 ± 0.013 (standard error; more than 2 standard errors)")
+        # Welch: SE = sqrt(0.02²/3 + 0.01²/3) = 0.0129, df = 2.94, t_0.975 = 3.22, bound 0.042.
+        self.assertEqual(text, "+0.110 ± 0.013 SE of the difference (Welch df 2.94, t_0.975 = 3.22: beyond noise, "
+                               "|difference| > t·SE = 0.042)")
         _, text = convergence_doc.compare(linear, dict(lstm, n=1))
         self.assertEqual(text, "+0.110 (1 seed each; no standard error)")
         self.assertIsNone(convergence_doc.resolved(linear, dict(lstm, n=1)))
-        self.assertEqual(convergence_doc.verdict([False], [None]), "does not hold (one seed on each side: no standard error)")
-        self.assertEqual(convergence_doc.verdict([False, True], [False, True]),
-                         "mixed (1 of 2 differences beyond 2 standard errors)")
+        self.assertEqual(convergence_doc.verdict([("x", False, None)]),
+                         "does not hold (one seed on each side: no standard error, judged by the sign)")
+        self.assertEqual(convergence_doc.verdict([("x", True, False)]), "tie (its difference is within noise)")
+        # A comparison within noise is a tie, whatever its sign, and is named beside the verdict.
+        self.assertEqual(convergence_doc.verdict([("X", True, False), ("Y", True, True)]), "holds on Y, tie on X")
+        self.assertEqual(convergence_doc.verdict([("X", False, True), ("Y", True, False)]),
+                         "does not hold on X, tie on Y")
+        self.assertEqual(convergence_doc.verdict([("X", False, False), ("Y", True, False)]), "tie on X and Y")
+        self.assertEqual(convergence_doc.verdict([("X", False, True), ("Y", True, True)]),
+                         "mixed: holds on Y, does not hold on X (both differences beyond noise)")
+        self.assertEqual(convergence_doc.verdict([("X", False, True), ("Y", False, True)]),
+                         "does not hold (both differences beyond noise)")
         # A seed lost before any evaluation is named beside the seeds that are judged.
         self.assertIn("best step 1000, 1 seed; 2 more diverged before any evaluation, not judged) test 2.520",
                       convergence_doc.describe(dict(linear, diverged_unjudged=2)))
@@ -275,8 +289,82 @@ class LongTables(unittest.TestCase):
         table = {"budget": {"train.steps": 30000, "train.eval_interval": 500}, "rows": [row, early]}
         self.assertEqual(convergence_doc.cap_notes({"ts100k_long": table}),
                          ["- ts100k_long, m: best checkpoint at step 29500 of the 30000-step cap (seed 1)."])
+        # Every seed with its best checkpoint in the last 10% of the cap (>= 27000 here), not
+        # only the last two evaluations and not only seed 1: as PTB's seeds 3 at 39000 and
+        # 38500 of 40000, which the rule of the last two evaluations left out.
         row["best_step"] = [28500, 20000]
+        self.assertEqual(convergence_doc.cap_notes({"ts100k_long": table}),
+                         ["- ts100k_long, m: best checkpoint at step 28500 of the 30000-step cap (seed 1)."])
+        row["best_step"] = [26500, 20000]
         self.assertEqual(convergence_doc.cap_notes({"ts100k_long": table}), [])
+        ptb = {"budget": {"train.steps": 40000, "train.eval_interval": 500}, "rows": [
+            {"model": "osmformer-linear", "n": 3, "seeds": [1, 2, 3], "best_step": [39500, 40000, 39000],
+             "steps": [40000] * 3},
+            {"model": "transformer", "n": 3, "seeds": [1, 2, 3], "best_step": [39500, 40000, 38500],
+             "steps": [40000] * 3},
+            {"model": "late-seed-3", "n": 3, "seeds": [1, 2, 3], "best_step": [30000, 35000, 36000],
+             "steps": [40000, 40000, 37000]}]}
+        self.assertEqual(convergence_doc.cap_notes({"ptb100k_long": ptb}), [
+            "- ptb100k_long, osmformer-linear: best checkpoint at step 39500/40000/39000 of the 40000-step cap "
+            "(seed 1, seed 2, seed 3).",
+            "- ptb100k_long, transformer: best checkpoint at step 39500/40000/38500 of the 40000-step cap "
+            "(seed 1, seed 2, seed 3).",
+            "- ptb100k_long, late-seed-3: best checkpoint at step 36000 of the 40000-step cap "
+            "(seed 3, which ended at step 37000)."])
+
+    def test_student_t_critical_values(self):
+        # t_{0.975, df} from the standard tables (e.g. NIST/SEMATECH e-Handbook 1.3.6.7.2).
+        for df, t in ((1, 12.706), (2, 4.303), (3, 3.182), (4, 2.776), (5, 2.571), (10, 2.228), (30, 2.042)):
+            self.assertAlmostEqual(noise.t_quantile(0.975, df), t, places=3)
+        self.assertAlmostEqual(noise.t_quantile(0.995, 2), 9.925, places=3)
+        self.assertAlmostEqual(noise.t_quantile(0.975, 1e6), 1.960, places=3)
+        # Non-integer df (Welch) lies between its neighbours.
+        self.assertTrue(noise.t_quantile(0.975, 3) < noise.t_quantile(0.975, 2.5) < noise.t_quantile(0.975, 2))
+        self.assertAlmostEqual(noise.t_cdf(0.0, 3), 0.5)
+        # Welch–Satterthwaite: equal spreads and seeds give df = 2(n - 1); one spread alone, n - 1.
+        se, df = noise.welch([(0.02 ** 2 / 3, 2)], [(0.02 ** 2 / 3, 2)])
+        self.assertAlmostEqual(se, 0.02 * (2 / 3) ** 0.5)
+        self.assertAlmostEqual(df, 4.0)
+        self.assertAlmostEqual(noise.welch([(0.02 ** 2 / 3, 2)], [(0.0, 2)])[1], 2.0)
+        self.assertIsNone(noise.welch([(0.1, 2)], None))
+
+    def test_a_difference_within_t_times_its_standard_error_is_a_tie(self):
+        """3 seeds against 3, s.d. 0.02 each: SE 0.0163, Welch df 4, t_0.975 = 2.776, bound
+        0.0453. A difference of 0.040 is beyond twice the SE (0.033) but within t × SE: a tie."""
+        def row(model, family, test, val=2.0):
+            return {"model": model, "family": family, "n": 3, "best_val_bpc_mean": val, "best_val_bpc_std": 0.02,
+                    "test_bpc_at_best_mean": test, "test_bpc_at_best_std": 0.02, "lr": 0.01, "dropout": 0.0,
+                    "best_step": [1000] * 3, "seeds": [1, 2, 3], "steps": [2000] * 3, "pending": []}
+
+        def table(o_test, t_test):
+            return {"chosen": {"osmformer": "osmformer-linear", "transformer": "transformer"},
+                    "rows": [row("osmformer-linear", "osmformer", o_test), row("transformer", "transformer", t_test)]}
+        o, t = row("o", "osmformer", 2.540), row("t", "transformer", 2.500)
+        d, text = convergence_doc.compare(o, t)
+        self.assertGreater(abs(d), 2 * 0.02 * (2 / 3) ** 0.5)
+        self.assertIs(convergence_doc.resolved(o, t), False)
+        self.assertEqual(text, "+0.040 ± 0.016 SE of the difference (Welch df 4, t_0.975 = 2.78: within noise, "
+                               "|difference| ≤ t·SE = 0.045, a tie)")
+        self.assertIs(convergence_doc.resolved(o, dict(t, test_bpc_at_best_mean=2.49)), True)  # 0.050 > 0.045
+        tie = table(2.540, 2.500)
+        loses = table(2.600, 2.500)  # beyond noise, the OSMFormer higher
+        wins = table(2.400, 2.500)
+        for ts, ptb, expected in ((tie, loses, "does not hold on Penn Treebank, tie on Tiny Shakespeare"),
+                                  (tie, wins, "holds on Penn Treebank, tie on Tiny Shakespeare"),
+                                  (tie, tie, "tie on Tiny Shakespeare and Penn Treebank"),
+                                  (wins, loses, "mixed: holds on Tiny Shakespeare, does not hold on Penn Treebank")):
+            verdict, ev = convergence_doc.claim_osmformer({"ts100k_long": ts, "ptb100k_long": ptb})
+            self.assertTrue(verdict.startswith(expected), verdict)
+        verdict, _ = convergence_doc.claim_osmformer({"ts100k_long": tie, "ptb100k_long": loses})
+        self.assertNotIn("beyond", verdict)
+        lines = convergence_doc.section({"ts100k_long": tie, "ptb100k_long": loses}, {1: "does not hold"},
+                                        lambda n: None)
+        self.assertIn("- Claim 1: at 2,000 steps does not hold; at convergence does not hold on Penn Treebank, tie on "
+                      "Tiny Shakespeare.", lines)
+        # Claim 3, one comparison: within noise it reads "tie", not "does not hold".
+        rec = {"chosen": {"osm-rnn": "osm-rnn-linear", "lstm": "lstm"},
+               "rows": [row("osm-rnn-linear", "osm-rnn", 2.540), row("lstm", "lstm", 2.500)]}
+        self.assertEqual(convergence_doc.claim_rnn({"recurrent_long": rec})[0], "tie (its difference is within noise)")
 
     def test_time_axis_is_tokens_at_the_benchmark_speed(self):
         bench = os.path.join(self.root, "bench")
@@ -357,15 +445,21 @@ class LongTables(unittest.TestCase):
         # Neither part dominates: validation moved -0.1, test -0.2.
         long["rows"][0].update(best_val_bpc_mean=2.2, test_bpc_at_best_mean=2.4)
         self.assertIn("both parts count", line())
-        # With seeds, a test move within twice its standard error is named as noise.
+        # With seeds, a test move within t_0.975 × its standard error is named as noise.
         for r in long["rows"]:
             r.update(n=3, best_val_bpc_std=0.2, test_bpc_at_best_std=0.2)
         text = line()
-        self.assertIn("did not move beyond twice its standard error", text)
-        # The printed bound is twice the standard error, with the standard error beside it.
-        m = re.search(r"did not move beyond twice its standard error \(2 × ([0-9.]+) = ([0-9.]+)\)", text)
+        self.assertIn("did not move beyond noise", text)
+        # The printed bound is t × SE at the Welch–Satterthwaite df of the move's four rows:
+        # the long rows' spreads (the short rows have 0), 2 parts of 0.2²/3 with 2 df each: df 4.
+        m = re.search(r"did not move beyond noise \(t_0\.975 × SE = ([0-9.]+) × ([0-9.]+) = ([0-9.]+), "
+                      r"Welch–Satterthwaite df ([0-9.]+)\)", text)
         self.assertIsNotNone(m, text)
-        self.assertAlmostEqual(2 * float(m.group(1)), float(m.group(2)), delta=0.0011)
+        t, se, b, df = map(float, m.groups())
+        self.assertEqual(df, 4.0)
+        self.assertAlmostEqual(t, noise.t_quantile(0.975, 4.0), places=2)
+        self.assertAlmostEqual(t * se, b, delta=0.003)
+        self.assertAlmostEqual(se, 0.2 * (2 / 3) ** 0.5, places=3)
         for r in long["rows"]:
             r.update(n=1, best_val_bpc_std=0.0, test_bpc_at_best_std=0.0)
         # A worse validation BPC than at 2,000 steps reads "rose"; dropout is named with its effect.

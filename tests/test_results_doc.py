@@ -21,11 +21,11 @@ TABLE = {"title": "t", "budget": {"train.steps": 10, "train.batch": 2, "train.se
                   {"name": "transformer", "config": "configs/transformer.json", "set": {}}]}
 
 
-def write_result(root, run_id, val, test, diverged=False):
+def write_result(root, run_id, val, test, diverged=False, lr=0.01):
     """A result.json and metrics.jsonl as liegrad train (or record_divergence) leaves them."""
     d = os.path.join(root, "t", run_id)
     os.makedirs(d, exist_ok=True)
-    result = {"parameters": 100, "config": {"train": {"lr": 0.01}}, "steps": 10, "tokens_seen": 80,
+    result = {"parameters": 100, "config": {"train": {"lr": lr}}, "steps": 10, "tokens_seen": 80,
               "tokens_per_second": 1000.0, "wall_seconds": 1.0, "val_bpc": val, "test_bpc": test}
     if diverged:
         result.update(diverged=True, val_bpc=None, test_bpc=None, tokens_seen=None, tokens_per_second=None)
@@ -65,6 +65,38 @@ class Summary(unittest.TestCase):
         self.assertIn("| 2.115 ± 0.007 (+1 diverged) |", md)
         self.assertIn("| transformer | 100 | 0.01 | diverged | diverged |", md)
 
+    def test_a_sweep_counts_settings_that_trained_identically_once(self):
+        """The OSMFormer's clip 1 and clip none runs are the same training when its gradient
+        norm (0.5 here) never reaches 1: the same results up to the last float digits."""
+        grid = dict(TABLE, seeds=[1], plot="heatmap", grid={"train.lr": [0.001, 0.01], "train.clip": [1.0, "none"]})
+        runs = reproduce.expand("t", grid)
+        for run in runs:
+            lr, clip = run["point"]["train.lr"], run["point"]["train.clip"]
+            val = 2.0 + (0.1 if lr == 0.001 else 0.0)
+            if run["name"] == "osmformer-linear":
+                val += 1e-7 if clip == "none" else 0.0  # float order of the clip code path
+            else:
+                val += 0.02 if clip == "none" else 0.0  # the transformer's clip acts: different results
+            write_result(self.tmp.name, run["id"], val, val + 0.1, lr=lr)
+        reproduce.summarize("t", grid, runs)
+        with open(os.path.join(self.tmp.name, "t.md")) as f:
+            md = f.read()
+        self.assertIn("osmformer-linear: best validation BPC 2.000; 1 of 2 distinct settings within 0.05 BPC of it. "
+                      "Of its 4 settings, clip 1 and clip none gave identical results at lr 0.001 and 0.01 "
+                      "(validation and test BPC within 1e-05: its gradient norm, at most 0.5, never reached clip 1, so "
+                      "that clip never acted): each such group is one setting, counted once.", md)
+        self.assertIn("transformer: best validation BPC 2.000; 2 of 4 distinct settings within 0.05 BPC of it.\n", md)
+        with open(os.path.join(self.tmp.name, "t.json")) as f:
+            summary = json.load(f)
+        # Claim 5 counts the same way: the OSMFormer's 4 settings are 2.
+        verdict, ev = results_doc.claim_wider_range({"robustness": summary})
+        self.assertEqual(verdict, "does not hold")
+        self.assertIn("OSMFormer: best validation BPC 2.000; 1 of 2 distinct finished settings", ev[0])
+        self.assertIn("Of its 4 settings, clip 1 and clip none gave identical results at lr 0.001 and 0.01", ev[0])
+        self.assertIn("Transformer: best validation BPC 2.000; 2 of 4 distinct finished settings", ev[1])
+        self.assertNotIn("identical", ev[1])
+        self.assertEqual(len(ev), 2)  # every setting finished: nothing pending
+
 
 class Claims(unittest.TestCase):
     def row(self, run, n, val, test, diverged=0, std=0.01, lr=0.01):
@@ -78,8 +110,9 @@ class Claims(unittest.TestCase):
         ptb = {"rows": [self.row("osmformer-linear", 2, 1.9, 1.9, diverged=1), self.row("transformer", 3, 1.8, 1.8)]}
         verdict, ev = results_doc.claim_osmformer_vs_transformer({"ts100k": ts, "ptb100k": ptb})
         self.assertEqual(ev[0], "Tiny Shakespeare: transformer diverged in every seed; no comparison.")
-        self.assertIn("OSMFormer test 1.900 ± 0.010 (+1 diverged) against transformer 1.800 ± 0.010", ev[1])
-        self.assertEqual(verdict, "does not hold")
+        self.assertIn("OSMFormer test 1.900 ± 0.010 seed s.d. (+1 diverged) against transformer 1.800 ± 0.010 seed "
+                      "s.d., difference +0.100 ± 0.009 SE of the difference (Welch df 2.27, t_0.975 = 3.84", ev[1])
+        self.assertEqual(verdict, "does not hold (its difference is beyond noise)")
         # A side not run yet is pending, as before.
         self.assertEqual(results_doc.absent("Tiny Shakespeare", {"rows": [ts["rows"][0]]},
                                             ("osmformer-linear", "transformer")), "Tiny Shakespeare: pending.")
@@ -91,11 +124,53 @@ class Claims(unittest.TestCase):
                 + [dict(self.row("t-div", 0, None, None, diverged=1), model="transformer")])
         verdict, ev = results_doc.claim_wider_range({"robustness": {"rows": rows}})
         self.assertEqual(verdict, "does not hold")
-        self.assertIn("1 of 3 finished settings", ev[0])
-        self.assertIn("3 of 4 finished settings", ev[1])
+        self.assertIn("1 of 3 distinct finished settings", ev[0])
+        self.assertIn("3 of 4 distinct finished settings", ev[1])
         self.assertIn("the 3 settings that did not diverge (1 diverged) average 0.010 BPC above the best", ev[1])
         # The OSMFormer's fourth setting is still running: the counts are not final.
         self.assertEqual(ev[2], "Settings not yet finished: OSMFormer 1; pending.")
+
+    def test_a_difference_within_t_times_its_standard_error_is_a_tie(self):
+        """3 seeds against 3, s.d. 0.02 each: SE 0.0163, Welch df 4, t_0.975 = 2.776, bound
+        0.045; a difference of 0.040 (beyond twice the SE, 0.033) is a tie, named as such."""
+        def table(o_test, t_test, identity_test=3.0):
+            return {"rows": [self.row("osmformer-linear", 3, 2.0, o_test, std=0.02),
+                             self.row("transformer", 3, 2.0, t_test, std=0.02),
+                             self.row("osmformer-identity", 3, 2.0, identity_test, std=0.02)]}
+        tie, loses, wins = table(2.54, 2.50), table(2.60, 2.50), table(2.40, 2.50)
+        verdict, ev = results_doc.claim_osmformer_vs_transformer({"ts100k": tie, "ptb100k": loses})
+        self.assertEqual(verdict, "does not hold on Penn Treebank, tie on Tiny Shakespeare")
+        self.assertIn("difference +0.040 ± 0.016 SE of the difference (Welch df 4, t_0.975 = 2.78: within noise, "
+                      "|difference| ≤ t·SE = 0.045, a tie)", ev[0])
+        verdict, _ = results_doc.claim_osmformer_vs_transformer({"ts100k": tie, "ptb100k": wins})
+        self.assertEqual(verdict, "holds on Penn Treebank, tie on Tiny Shakespeare")
+        verdict, _ = results_doc.claim_osmformer_vs_transformer({"ts100k": loses, "ptb100k": loses})
+        self.assertEqual(verdict, "does not hold (both differences beyond noise)")
+        # Claim 4: linear mixing against identity; a comparison within noise is a tie.
+        rec = {"rows": [self.row("osm-rnn-linear", 3, 2.0, 2.54, std=0.02),
+                        self.row("osm-rnn-identity", 3, 2.0, 2.50, std=0.02)]}
+        verdict, _ = results_doc.claim_linear_vs_identity({"ts100k": wins, "ptb100k": table(2.6, 2.5, 2.4),
+                                                           "recurrent": rec})
+        self.assertEqual(verdict, "mixed: holds for the OSMFormer on Tiny Shakespeare, does not hold for the OSMFormer "
+                                  "on Penn Treebank, tie for the OSM-RNN on Tiny Shakespeare")
+        # Claim 3, one comparison.
+        verdict, _ = results_doc.claim_rnn_vs_lstm({"recurrent": {"rows": [
+            self.row("osm-rnn-linear", 3, 2.0, 2.54, std=0.02), self.row("lstm", 3, 2.0, 2.50, std=0.02)]}})
+        self.assertEqual(verdict, "tie (its difference is within noise)")
+
+    def test_one_seed_sizes_within_the_borrowed_noise_are_ties(self):
+        """Claim 2 has one seed per size; its noise is a one-seed difference's s.d. from the
+        ~100K table's seeds: sqrt(0.02² + 0.02²) = 0.0283, df 4, bound 2.776 × 0.0283 = 0.0785."""
+        ts = {"rows": [self.row("osmformer-linear", 3, 2.0, 2.5, std=0.02), self.row("transformer", 3, 2.0, 2.5,
+                                                                                      std=0.02)]}
+        scaling = {"rows": [self.row(m + "-" + size, 1, 2.0, test, std=0.0)
+                            for size, o, t in (("100k", 2.6, 2.5), ("200k", 2.45, 2.5), ("300k", 2.4, 2.5),
+                                               ("500k", 2.3, 2.35))
+                            for m, test in (("osmformer-linear", o), ("transformer", t))]}
+        verdict, ev = results_doc.claim_every_budget({"ts100k": ts, "scaling": scaling})
+        self.assertEqual(verdict, "mixed: holds at ~300K, does not hold at ~100K, tie at ~200K and ~500K")
+        self.assertIn("(Welch–Satterthwaite df 4, t_0.975 = 2.78); a difference within t_0.975 × 0.028 = 0.079 "
+                      "is not resolved by one seed: a tie (2 of 4 beyond it: ~100K, +0.100, ~300K, -0.100).", ev[-1])
 
 
 class Options(unittest.TestCase):
