@@ -4,7 +4,7 @@
 // append one to a parameter list: the one place a parameter record is filled in
 // (models::ModelBase::add_param, groups::GroupParam and the OSM layers use them).
 //
-// Roles (spec §2, §3):
+// Roles (docs/models.md §2, §3):
 //   Weight        Euclidean weight matrix (linear layers, embeddings): decayed by AdamW.
 //   Bias, Norm, Scalar   vectors, LayerNorm gains/shifts, scalars (log_tau, log_beta): no decay.
 //   Mixing        tangent mixing Gamma (initialised to I): no decay (decay would pull it to 0, not I).

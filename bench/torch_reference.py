@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """PyTorch reference implementations of liegrad's five models, for side-by-side timing
-(issue 6) and as a second, independent check of the model maths (spec §4-6).
+(issue 6) and as a second, independent check of the model maths (docs/models.md §4-6).
 
     # mean loss / BPC of a liegrad checkpoint's weights on a text (agreement test):
     python3 bench/torch_reference.py --checkpoint RUN/last.json --text FILE [--json] [--dtype float64]
@@ -429,7 +429,9 @@ class Transformer(Base):
                 fc_w=w(p + "mlp.fc.weight", (D, 4 * D), std), fc_b=z(p + "mlp.fc.bias", 4 * D),
                 fc2_w=w(p + "mlp.proj.weight", (4 * D, D), rstd), fc2_b=z(p + "mlp.proj.bias", D)))
         self.lnf_w, self.lnf_b = o("ln_f.weight", D), z("ln_f.bias", D)
-        self.head_w, self.head_b = w("head.weight", (D, V), std), z("head.bias", V)
+        self.tied = cfg.get("head", "untied") == "tied"  # logits = x embed^T, no bias
+        if not self.tied:
+            self.head_w, self.head_b = w("head.weight", (D, V), std), z("head.bias", V)
         self._bias = {}
 
     def forward(self, x, state=None):
@@ -452,6 +454,8 @@ class Transformer(Base):
             a = F.layer_norm(z, (D,), b["ln2_w"], b["ln2_b"], 1e-5)
             z = z + torch.addmm(b["fc2_b"], F.gelu(torch.addmm(b["fc_b"], a, b["fc_w"])), b["fc2_w"])
         z = F.layer_norm(z, (D,), self.lnf_w, self.lnf_b, 1e-5)
+        if self.tied:
+            return (z @ self.embed.t()).view(B, T, self.V), None
         return torch.addmm(self.head_b, z, self.head_w).view(B, T, self.V), None
 
 

@@ -1,5 +1,5 @@
 // The strict upper triangle of a skew-symmetric matrix as a packed vector: the
-// coordinate maps of so(d) (groups/orthogonal.cpp; spec §1), which run once per
+// coordinate maps of so(d) (groups/orthogonal.cpp; docs/models.md §1), which run once per
 // exponent in the fused kernels' forward and twice in their backward.
 //
 //   skew_from_upper:  out = c (U - U^T), U the strict upper triangle with u row-major:

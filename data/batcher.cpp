@@ -1,5 +1,5 @@
 // Random-window, sequential (truncated BPTT) and evaluation batching of symbol
-// streams. Evaluation windows follow spec models.md §7.
+// streams. Evaluation windows follow docs/models.md §7.
 #include "data/batcher.hpp"
 
 #include <algorithm>

@@ -6,7 +6,7 @@
 //     and window k+1 of a lane continues window k, wrapping to the lanes' start
 //     after a full pass (the batch then says starts_new_pass, so recurrent state
 //     can be reset).
-//   - EvalWindows: the evaluation windows of spec models.md §7, x[s .. s+T-1] ->
+//   - EvalWindows: the evaluation windows of docs/models.md §7, x[s .. s+T-1] ->
 //     x[s+1 .. s+T] for s = 0, T, 2T, ..., the last one shorter, so each of the
 //     N - 1 symbols after the first is predicted exactly once.
 // The batchers and EvalWindows keep a view of the stream, which must outlive them

@@ -1,6 +1,6 @@
 // Corpus loaders, the data-directory search and the ptb.char parser. Format facts
 // (file names, the symbol-space layout, split rules and counts) are from
-// shared/data/README.md and spec models.md §7.
+// shared/data/README.md and docs/models.md §7.
 #include "data/datasets.hpp"
 
 #include <cmath>

@@ -2,7 +2,7 @@
 //
 //     minimise  L(R) = (1/P) || R X - Y ||_F^2   over R in G,   Y = R_true X,
 //
-// by gradient descent in the two modes of a group-aware parameter (spec §2,
+// by gradient descent in the two modes of a group-aware parameter (docs/models.md §2,
 // groups/group_param.hpp), all runs starting from R = I:
 //
 //   algebra   R = exp(hat(u)); plain SGD on the coordinates u in R^m, the gradient

@@ -4,14 +4,14 @@
     python3 examples/load_checkpoint.py CHECKPOINT TEXTFILE [--json]
 
 An independent reading of docs/checkpoint.md (the format, the group coordinate
-orders, the real form of complex groups) and of ../shared/spec/models.md (the
+orders, the real form of complex groups) and of docs/models.md (the
 models), written against the C++ in models/, groups/ and train/evaluate.cpp. All
 five model types load: osmformer, osm_rnn, transformer, lstm, exprnn (algebra or
 manifold group parameters, identity / linear / lowrank / bounded mixing, every group
 spelling make_group accepts). Only numpy is needed; everything runs in float64.
 
 BPC is computed as `liegrad eval --checkpoint F --text FILE` does
-(train/evaluate.hpp, spec §7): every symbol after the first is predicted once;
+(train/evaluate.hpp, docs/models.md §7): every symbol after the first is predicted once;
 transformers read consecutive non-overlapping windows of train.seq_len (the last
 one shorter); recurrent models start from their initial state at the first
 symbol and carry it to the end with batch 1, window by window.
@@ -486,7 +486,10 @@ class Transformer:
                       "mlp.proj.bias": (D,)}
             self.blocks.append({k: P.get(p + k, s) for k, s in shapes.items()})
         self.lnf_w, self.lnf_b = P.get("ln_f.weight", (D,)), P.get("ln_f.bias", (D,))
-        self.head_w, self.head_b = P.get("head.weight", (D, V)), P.get("head.bias", (V,))
+        if cfg.get("head", "untied") == "tied":  # logits = x embed^T, no bias
+            self.head_w, self.head_b = self.embed.T, np.zeros(V)
+        else:
+            self.head_w, self.head_b = P.get("head.weight", (D, V)), P.get("head.bias", (V,))
 
     def attention(self, b, x):
         B, T, D = x.shape

@@ -3,7 +3,7 @@
 //
 //     L(u) = || exp(hat(u)) - R_target ||_F^2,      u in R^3
 //
-// hat: R^3 -> so(3) is liegrad's coordinate map (spec §1): u = sqrt(2) (A_01, A_02, A_12),
+// hat: R^3 -> so(3) is liegrad's coordinate map (docs/models.md §1): u = sqrt(2) (A_01, A_02, A_12),
 //
 //     hat(u) = 1/sqrt(2) [[  0,   u0,  u1],
 //                         [-u0,   0,   u2],

@@ -1,4 +1,4 @@
-// Group: the one interface every Lie group of liegrad implements (spec §1), in
+// Group: the one interface every Lie group of liegrad implements (docs/models.md §1), in
 // manif's vocabulary (exp, log, compose, inverse, hat, vee), with sizes chosen at
 // run time. A model names no concrete group: it holds a Group made by make_group.
 //

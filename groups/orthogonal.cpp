@@ -2,7 +2,7 @@
 // (n = d, real_scale() = 1).
 //
 // Algebra so(d): real skew-symmetric matrices, m = d(d-1)/2, Pi(X) = (X - X^T)/2.
-// Coordinates (spec §1): u = sqrt(2) * (A_ij for i < j, row-major), so ||hat(u)||_F = ||u||;
+// Coordinates (docs/models.md §1): u = sqrt(2) * (A_ij for i < j, row-major), so ||hat(u)||_F = ||u||;
 // vee(X) = (X_ij - X_ji)/sqrt(2) = hat^T(X), the coordinates of Pi(X).
 // exp maps so(d) onto SO(d); O(d)'s other component (det -1) has no real logarithm.
 // d = 1: SO(1) = {1} and O(1) = {1, -1}, both with m = 0.

@@ -1,5 +1,5 @@
 // Causal multi-head self-attention with ALiBi as one fused op (the Transformer
-// baseline's attention, spec §6):
+// baseline's attention, docs/models.md §6):
 //
 //   qkv (B,T,3D) holds [q | k | v]; head k of D = h e uses columns k e .. (k+1) e - 1 of each;
 //   S = scale q k^T - slope_k (i - j) for j <= i,  P = softmax_j(S),  o = P v;

@@ -1,5 +1,5 @@
 // Head-averaged causal attention on one shared Gram matrix, as one fused op (the
-// attention of OSMFormer, spec §5):
+// attention of OSMFormer, docs/models.md §5):
 //
 //   S_b    = s X_b X_b^T                                    X_b = X[b] (T,D), S_b (T,T)
 //   P^k_b  = softmax_{j <= i}( beta_k S_b[i,j] - slope_k (i - j) ),  beta_k = exp(log_beta[k])

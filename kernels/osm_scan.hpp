@@ -1,4 +1,4 @@
-// The OSM-RNN time loop (spec §4) as one fused tape op: every lane of the batch runs
+// The OSM-RNN time loop (docs/models.md §4) as one fused tape op: every lane of the batch runs
 // its whole window of steps in one pass, lanes split over the OpenMP threads (one
 // parallel region for the forward, one for the backward, instead of ~12 tape ops per
 // step over a batch of 32), with a hand-written backward through time.

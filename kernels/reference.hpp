@@ -6,12 +6,12 @@
 // (tests/test_kernel_reference.cpp, `liegrad gradcheck`), and so that a reader learns
 // what each kernel computes before reading how it computes it.
 //
-//   relative_update_reference   H' = H exp(hat(Gamma vee(H* P)))                (spec §4, §5)
+//   relative_update_reference   H' = H exp(hat(Gamma vee(H* P)))                (docs/models.md §4, §5)
 //   combined_update_reference   H' = H exp(hat(Gamma1 vee(H* P1) + Gamma2 vee(H* P2)))   (docs/models.md §5)
 //   token_update_reference      H'_i = H_i exp(hat(Gamma b_{x_i}))                  (docs/models.md §5)
-//   osm_scan_reference          for t: H <- H exp(hat(Gamma r_t)), r_t from H* M_t and/or M_t  (spec §4)
-//   mean_head_attention_reference  out = (1/h) sum_k softmax_causal(beta_k s X X^T - ALiBi_k) X  (spec §5)
-//   causal_self_attention_reference  per head softmax_causal(scale q k^T - ALiBi_k) v     (spec §6),
+//   osm_scan_reference          for t: H <- H exp(hat(Gamma r_t)), r_t from H* M_t and/or M_t  (docs/models.md §4)
+//   mean_head_attention_reference  out = (1/h) sum_k softmax_causal(beta_k s X X^T - ALiBi_k) X  (docs/models.md §5)
+//   causal_self_attention_reference  per head softmax_causal(scale q k^T - ALiBi_k) v     (docs/models.md §6),
 //                                    with attention dropout on the probabilities
 //   lstm_scan_reference          a_t = xw_t + h_{t-1} W_hh; i,f,o = sigmoid; g = tanh;
 //                                c_t = f c_{t-1} + i g; h_t = o tanh(c_t)          (Hochreiter & Schmidhuber 1997)

@@ -1,4 +1,4 @@
-// The OSM relative update as one fused tape op (spec §4, §5):
+// The OSM relative update as one fused tape op (docs/models.md §4, §5):
 //
 //   H'_i = H_i exp(hat(Gamma vee(H_i* P_i)))          i < N
 //

@@ -1,4 +1,4 @@
-// The orthogonal-operator RNN baseline (spec §6; expRNN, Lezcano-Casado &
+// The orthogonal-operator RNN baseline (docs/models.md §6; expRNN, Lezcano-Casado &
 // Martinez-Rubio 2019): only the transition is constrained to the group,
 //
 //   h_{t+1} = modrelu(exp(A) h_t + U e_{x_t}; b),   A skew-symmetric (h x h),

@@ -1,4 +1,4 @@
-// The LSTM baseline (spec §6; Hochreiter & Schmidhuber 1997, with forget gate):
+// The LSTM baseline (docs/models.md §6; Hochreiter & Schmidhuber 1997, with forget gate):
 // an embedding V x h, `layers` LSTM layers with gates ordered (i, f, g, o), one bias
 // of 4h per layer (forget-gate part initialised to 1), and a linear head h -> C.
 //

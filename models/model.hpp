@@ -10,8 +10,7 @@
 // and truncated back-propagation can continue across training windows.
 //
 // Parameters are named members listed by parameters() as ag::Parameter
-// records; their names are the checkpoint keys and follow the spec
-// (../shared/spec/models.md).
+// records; their names are the checkpoint keys and follow docs/models.md.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -60,7 +59,7 @@ class Model {
   // The complete model configuration, with defaults filled in.
   virtual const nlohmann::json& config() const = 0;
 
-  // Degrees of freedom: m per group element, else element counts (spec §2).
+  // Degrees of freedom: m per group element, else element counts (docs/models.md §2).
   int64_t parameter_count() {
     int64_t n = 0;
     for (const auto& p : parameters()) n += p.dof;

@@ -1,4 +1,4 @@
-// Pieces shared by the OSM models (spec §3): the tangent mixing Gamma, the
+// Pieces shared by the OSM models (docs/models.md §3): the tangent mixing Gamma, the
 // prototype readout, the exponential update, and the config keys both models read.
 //
 //   mixing  identity: u = vee(Pi(R));  linear: u = Gamma vee(Pi(R)), Gamma (m,m) = I at

@@ -1,4 +1,4 @@
-// OSM-RNN (spec §4; Nunley 2026): a recurrent model whose state is a group element.
+// OSM-RNN (docs/models.md §4; Nunley 2026): a recurrent model whose state is a group element.
 //
 //   H_0 = I;  R_t = H_t* M_{x_t};  u_t = Gamma vee(Pi(R_t));
 //   H_{t+1} = H_t exp(hat(u_t));   logits_t = tau Re tr(H_{t+1}* P_v) + b_v

@@ -1,6 +1,6 @@
 // Parameter-count utilities: the per-tensor breakdown of a model, and a search over
 // a model's size knob for the configuration whose count is closest to a target
-// (spec §7: models compared "at 100K" are within +-10% of 100,000).
+// (docs/models.md §7: models compared "at 100K" are within +-10% of 100,000).
 //
 // Size knobs: the OSM models vary d (the matrix size in the group spelling, for
 // the single-factor groups SO/O/U/SU/T), then layers (osmformer); the transformer

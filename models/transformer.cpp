@@ -25,6 +25,8 @@ Transformer<T>::Transformer(const nlohmann::json& config, int64_t vocab, uint64_
   dropout_ = c.get_double("dropout", 0.0, 0.0, 0.99);
   alibi_ = c.get_string("positional", "alibi", {"alibi", "none"}) == "alibi";
   const double std_ = c.get_double("init_std", 0.02, 0.0);
+  // tied: logits = x embed^T with no bias (the paper's 104K layout, docs/models.md §6).
+  tied_head_ = c.get_string("head", "untied", {"untied", "tied"}) == "tied";
   c.finish();
   if (D_ % heads_ != 0)
     throw ConfigError("model.D: " + std::to_string(D_) + " is not divisible by model.heads = " + std::to_string(heads_));
@@ -35,6 +37,10 @@ Transformer<T>::Transformer(const nlohmann::json& config, int64_t vocab, uint64_
   this->config_["dropout"] = dropout_;
   this->config_["positional"] = alibi_ ? "alibi" : "none";
   this->config_["init_std"] = std_;
+  if (tied_head_) this->config_["head"] = "tied";  // only when set: older runs resolve as before
+  if (tied_head_ && this->C_ != vocab)
+    throw ConfigError("model.head: tied needs as many classes as input symbols (" + std::to_string(this->C_) +
+                      " classes, " + std::to_string(vocab) + " symbols)");
 
   Rng rng(seed);
   const int64_t V = vocab, C = this->C_, D = D_;
@@ -68,8 +74,10 @@ Transformer<T>::Transformer(const nlohmann::json& config, int64_t vocab, uint64_
   }
   lnf_w_ = ones("ln_f.weight", D);
   lnf_b_ = zeros("ln_f.bias", D, ParamRole::Norm);
-  head_w_ = weight("head.weight", Shape{D, C}, std_);
-  head_b_ = zeros("head.bias", C, ParamRole::Bias);
+  if (!tied_head_) {
+    head_w_ = weight("head.weight", Shape{D, C}, std_);
+    head_b_ = zeros("head.bias", C, ParamRole::Bias);
+  }
 }
 
 template <class T>
@@ -113,6 +121,8 @@ ag::Var<T> Transformer<T>::forward(const std::vector<int32_t>& inputs, int64_t B
   }
   x = layer_norm(x, lnf_w_, lnf_b_);
   prof::Tag timed(prof::Family::Readout);
+  if (tied_head_)  // (B*T,D) by embed^T (D,V)
+    return reshape(matmul(reshape(x, Shape{B * T_, D_}), embed_, false, true), Shape{B, T_, this->C_});
   return linear(x, head_w_, head_b_);  // (B,T,C)
 }
 

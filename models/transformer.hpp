@@ -1,10 +1,11 @@
-// The Transformer baseline (spec §6): a GPT-style decoder with pre-LayerNorm
+// The Transformer baseline (docs/models.md §6): a GPT-style decoder with pre-LayerNorm
 // blocks of causal multi-head self-attention with ALiBi (Press et al. 2022) and a
 // GELU MLP D -> 4D -> D, a final LayerNorm and an untied linear head.
 //
 // Config keys: D (width), layers (L), heads, dropout (0), positional (alibi|none),
-// init_std (0.02). Parameter count: V*D + L*(12D^2 + 13D) + 2D + D*C + C
-// (C = V for a language model; C classes otherwise).
+// init_std (0.02), head (untied | tied: logits x embed^T with no bias, the paper's
+// 104K layout). Parameter count: V*D + L*(12D^2 + 13D) + 2D + D*C + C (C = V for a
+// language model; C classes otherwise), without the last two terms when tied.
 // Linear weights are stored (in, out), so y = x W + b. Dense layers run as fused
 // ops (ag::linear, ag::linear_gelu) and the attention of all heads as one
 // (kernels::causal_self_attention), attention dropout included.
@@ -34,7 +35,8 @@ class Transformer : public ModelBase<T> {
   double dropout_;
   bool alibi_;
   bool training_ = true;
-  ag::Var<T> embed_, lnf_w_, lnf_b_, head_w_, head_b_;
+  ag::Var<T> embed_, lnf_w_, lnf_b_, head_w_, head_b_;  // head_* undefined with a tied head
+  bool tied_head_ = false;
   std::vector<Block> blocks_;
   Rng dropout_rng_;
 };

@@ -12,7 +12,7 @@
 // never to biases, norms, scalars, tangent mixing or group parameters.
 //
 // Manifold-mode group parameters (role GroupManifold, value W of shape (V,n,n) in the
-// group, spec §2) take Riemannian steps (Absil, Mahony & Sepulchre 2008, ch. 3-4): the
+// group, docs/models.md §2) take Riemannian steps (Absil, Mahony & Sepulchre 2008, ch. 3-4): the
 // Euclidean gradient is pulled back to the algebra, xi = Pi_g(W^T grad), written in the
 // group's orthonormal coordinates, g = vee(xi) / real_scale() of shape (V,m) (exactly
 // d/du L(W exp(hat u)) at u = 0; see riemannian.cpp); the optimizer's rule runs

@@ -1,4 +1,4 @@
-// Riemannian-step kernels for manifold-mode group parameters (spec §2), on batches
+// Riemannian-step kernels for manifold-mode group parameters (docs/models.md §2), on batches
 // of V group elements stored as (V,n,n) real matrices (complex groups in real form,
 // where the conjugate transpose is the real transpose).
 //

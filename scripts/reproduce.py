@@ -77,7 +77,7 @@ PARKED = os.path.join(RESULTS, "parked")       # --park; follows --results-dir
 GIT_FAILURES = []                              # commits that failed; main() exits 1 if any
 RESOLVED_AS = {("train.clip", '"none"'): 0.0}  # values liegrad writes back resolved (clip off is 0)
 EXTRA_SETS = {}                                # --set, applied to every run after the table's
-PAPER = {  # the paper's numbers (../shared/spec/models.md section 8): (val, test)
+PAPER = {  # the paper's numbers (docs/models.md section 8): (val, test)
     ("ts100k", "osmformer-linear"): (2.254, 2.464),
     ("ts100k", "transformer"): (2.259, 2.583),
     ("recurrent", "osm-rnn-linear"): (None, 2.539),
@@ -130,8 +130,10 @@ def set_args(sets):
 
 def config_matches(run, result):
     """True if a finished run's resolved config holds every value of this run's config
-    file and overrides (dotted keys), so training again would repeat it exactly."""
-    return not config_differences(run, run["sets"], result.get("config", {}))
+    file and overrides (dotted keys), so training again would repeat it exactly. The
+    thread count is not a setting (as in settings_differ): a stream run with
+    --set train.threads=1 still reuses the finished runs of other tables."""
+    return not config_differences(run, run["sets"], result.get("config", {}), ignore=("train.threads",))
 
 
 def config_differences(run, sets, config, ignore=()):

@@ -135,6 +135,13 @@ std::vector<Case> cases(bool all) {
       {"osmformer", {{"type", "osmformer"}, {"group", "SO(5)"}, {"layers", 2}, {"heads", 2}, {"mixing", "linear"}}, 24},
       {"transformer", {{"type", "transformer"}, {"D", 16}, {"layers", 2}, {"heads", 4}}, 24},
   };
+  // The grounding readings (docs/models.md §5) and the transformer's tied head.
+  c.push_back({"osmformer_combined", {{"type", "osmformer"}, {"group", "SO(5)"}, {"layers", 2}, {"heads", 2},
+                                      {"mixing", "linear"}, {"grounding", "combined"}}, 24});
+  c.push_back({"osmformer_token_shared", {{"type", "osmformer"}, {"group", "U(2)"}, {"layers", 2}, {"heads", 2},
+                                          {"mixing", "linear"}, {"grounding", "token"}, {"grounding_mixing", "shared"}}, 24});
+  c.push_back({"osmformer_off", {{"type", "osmformer"}, {"group", "SO(4)"}, {"layers", 2}, {"grounding", "off"}}, 24});
+  c.push_back({"transformer_tied", {{"type", "transformer"}, {"D", 16}, {"layers", 1}, {"heads", 2}, {"head", "tied"}}, 24});
   if (all) {
     c.push_back({"osmformer_u", {{"type", "osmformer"}, {"group", "SO(2)xU(2)"}, {"layers", 1}, {"heads", 2}}, 20});
     c.push_back({"osm_rnn", {{"type", "osm_rnn"}, {"group", "SU(3)"}, {"mixing", "linear"}, {"renormalize_every", 5}}, 24});

@@ -1,6 +1,6 @@
 // Tests of data/: the character vocabulary, corpus loaders and their errors,
 // the ptb.char parser, the three batchers, and (when the shared data is present)
-// the exact split sizes of spec models.md §7.
+// the exact split sizes of docs/models.md §7.
 #include <doctest/doctest.h>
 
 #include "tests/temp_dir.hpp"

@@ -1,5 +1,5 @@
 // Tests of the OSM models (OSM-RNN, OSMFormer) and the expRNN baseline: parameter
-// counts against the spec's formulas, full-loss gradient checks in double for every
+// counts against docs/models.md's formulas, full-loss gradient checks in double for every
 // group and both group_param modes, causality, streaming, states staying in the
 // group over 10,000 tokens, linear mixing starting exactly at identity mixing, and
 // memorisation of a 64-character string.
@@ -19,7 +19,7 @@ namespace {
 int64_t algebra_dim(const std::string& group) { return groups::make_group(group)->dim(); }
 }  // namespace
 
-TEST_CASE("OSM parameter counts match the spec") {
+TEST_CASE("OSM parameter counts match docs/models.md") {
   for (const std::string grp : {"SO(16)", "U(4)", "SO(3)xSO(5)"}) {
     const int64_t m = algebra_dim(grp);
     for (int64_t V : {65, 50}) {

@@ -1,4 +1,4 @@
-// Bits per character over a whole split (spec §7):
+// Bits per character over a whole split (docs/models.md §7):
 //   BPC = (1/(N-1)) sum_t -log2 p(x_t | x_<t), every symbol after the first predicted once.
 // Transformers (osmformer, transformer) read consecutive non-overlapping windows,
 // inputs x[s..s+T-1] and targets x[s+1..s+T] for s = 0, T, 2T, ..., the last one

@@ -1,6 +1,6 @@
 // so3u1_rnn: an OSM-RNN variant built outside liegrad, from the installed package's
 // public ops only. The state lives on G = SO(3) x U(1) (any group make_group accepts,
-// config key "group"); the update is the OSM-RNN's (Nunley 2026, spec §4), the readout
+// config key "group"); the update is the OSM-RNN's (Nunley 2026, docs/models.md §4), the readout
 // is new: a bottleneck of K learned prototypes followed by a linear layer,
 //
 //   M_v = exp(hat(e_v)), P_k = exp(hat(p_k))           token and prototype elements

@@ -1,4 +1,4 @@
-// Tutorial chapter 6 (docs/tutorial/06-osm-rnn-step.md): one OSM-RNN step (spec §4),
+// Tutorial chapter 6 (docs/tutorial/06-osm-rnn-step.md): one OSM-RNN step (docs/models.md §4),
 //
 //     R = H* M,   u = Gamma vee(R),   H' = H exp(hat(u)),
 //

@@ -1,4 +1,4 @@
-// Tutorial chapter 7 (docs/tutorial/07-osmformer-layer.md): one OSMFormer layer (spec §5)
+// Tutorial chapter 7 (docs/tutorial/07-osmformer-layer.md): one OSMFormer layer (docs/models.md §5)
 // on SO(4) for T = 5 positions and h = 2 heads, with H_i = M_{x_i} at the start:
 //
 //   s^k_ij = beta_k Re tr(H_i* H_j) - slope_k (i - j)   for j <= i (causal), beta_k = exp(log_beta_k)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tutorial chapter 8, part 2 (docs/tutorial/08-train-and-read.md): read the checkpoint
 that 08_train_and_read wrote, in numpy, and score the same text with the OSM-RNN
-rebuilt by hand from the spec (../shared/spec/models.md §3-4):
+rebuilt by hand from the spec (docs/models.md §3-4):
 
     H_0 = I,   H_{t+1} = H_t exp(hat(Gamma vee(H_t^T M_{x_t}))),
     every 16th step also H <- H (3I - H^T H) / 2    (renormalize_every, tutorial chapter 5),

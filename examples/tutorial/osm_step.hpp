@@ -1,4 +1,4 @@
-// The OSM update written with plain tape ops (tutorial chapters 6 and 7; spec §4, §5):
+// The OSM update written with plain tape ops (tutorial chapters 6 and 7; docs/models.md §4, §5):
 //
 //     H' = H exp(hat(Gamma vee(H* P)))      per matrix of a batch,
 //
