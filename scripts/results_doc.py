@@ -18,12 +18,13 @@ import subprocess
 import convergence_doc
 import noise
 import sweep
+import fidelity_doc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "results")
 OUT = os.path.join(ROOT, "docs", "results.md")
 ORDER = ["ts100k", "ptb100k", "scaling", "recurrent", "robustness", "recurrent_lr", "equal_compute", "subgroups",
-         "recurrent_bounded"]
+         "recurrent_bounded", "osmformer_fidelity"]
 
 INTRO = """# Results: the paper's experiments, reproduced and extended
 
@@ -471,6 +472,7 @@ def main():
         out.append("")
     long_tables = {n: load(n) for n in [convergence_doc.SCREEN] + convergence_doc.LONG}
     out += convergence_doc.section(long_tables, short_verdicts, table_md, tables)
+    out += fidelity_doc.section()
     extra = extra_findings(tables)
     if extra:
         out += ["## Beyond the paper", ""] + extra + [""]
