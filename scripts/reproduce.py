@@ -129,8 +129,10 @@ def set_args(sets):
 
 def config_matches(run, result):
     """True if a finished run's resolved config holds every value of this run's config
-    file and overrides (dotted keys), so training again would repeat it exactly."""
-    return not config_differences(run, run["sets"], result.get("config", {}))
+    file and overrides (dotted keys), so training again would repeat it exactly. The
+    thread count is not a setting (as in settings_differ): a stream run with
+    --set train.threads=1 still reuses the finished runs of other tables."""
+    return not config_differences(run, run["sets"], result.get("config", {}), ignore=("train.threads",))
 
 
 def config_differences(run, sets, config, ignore=()):
