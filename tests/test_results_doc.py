@@ -15,6 +15,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import reproduce  # noqa: E402
 import results_doc  # noqa: E402
+import fidelity_doc  # noqa: E402
 
 TABLE = {"title": "t", "budget": {"train.steps": 10, "train.batch": 2, "train.seq_len": 4}, "seeds": [1, 2, 3],
          "runs": [{"name": "osmformer-linear", "config": "configs/osmformer-linear.json", "set": {}},
@@ -171,6 +172,43 @@ class Claims(unittest.TestCase):
         self.assertEqual(verdict, "mixed: holds at ~300K, does not hold at ~100K, tie at ~200K and ~500K")
         self.assertIn("(Welch–Satterthwaite df 4, t_0.975 = 2.78); a difference within t_0.975 × 0.028 = 0.079 "
                       "is not resolved by one seed: a tie (2 of 4 beyond it: ~100K, +0.100, ~300K, -0.100).", ev[-1])
+
+
+class FidelitySection(unittest.TestCase):
+    """scripts/fidelity_doc.py on a synthetic screen: rows ranked on validation, Δ against
+    the same layout's relative row, the bigram comparison, the ≤ 91K best and the two
+    readings that advance."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.saved = fidelity_doc.RESULTS
+        fidelity_doc.RESULTS = self.tmp.name
+
+    def tearDown(self):
+        fidelity_doc.RESULTS = self.saved
+        self.tmp.cleanup()
+
+    def test_ranking_and_verdict_lines(self):
+        def r(run, val, params):
+            return {"run": run, "n": 1, "val_bpc_mean": val, "test_bpc_mean": val + 0.1, "parameters": params}
+        rows = [r("ts-identity-relative", 3.56, 15678), r("ts-identity-token", 3.10, 15678),
+                r("ts-linear-relative", 2.49, 102078), r("ts-linear-combined", 2.40, 102078),
+                r("ts-91k-combined", 2.45, 90919), r("ts-91k-relative", 2.60, 90919),
+                r("ts-transformer", 2.30, 108481), r("ts-transformer-tied", 2.32, 104256)]
+        with open(os.path.join(self.tmp.name, "osmformer_fidelity.json"), "w") as f:
+            json.dump({"rows": rows, "pending": ["ptb-identity-relative-s1"]}, f)
+        with open(os.path.join(self.tmp.name, "ngram_baselines.json"), "w") as f:
+            json.dump({"tinyshakespeare": {"bigram": {"val_bpc": 3.568}, "trigram": {"val_bpc": 2.884}}}, f)
+        text = "\n".join(fidelity_doc.section())
+        table = [l for l in text.splitlines() if l.startswith("| ") and "BPC" not in l and "---" not in l]
+        self.assertEqual([l.split(" | ")[0] for l in table][:3], ["| -", "| -", "| combined"])  # ranked on validation
+        self.assertIn("| combined | linear, ~100K | 102,078 | 2.400 | 2.500 | -0.090 |", text)
+        self.assertIn("token 3.100 (-0.468 against the bigram)", text)
+        self.assertIn("**Best at ≤ 91K parameters**: combined", text)
+        self.assertIn("validation 2.450, +0.196 against the paper's 2.254; +0.150 against the transformer, "
+                      "untied head (2.300)", text)
+        self.assertIn("combined (linear, ~100K, 2.400) and combined (linear, 91K", text)
+        self.assertIn("1 run(s) of the screen are still pending", text)
 
 
 class Options(unittest.TestCase):
