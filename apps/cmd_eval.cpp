@@ -15,6 +15,7 @@
 #include "train/checkpoint.hpp"
 #include "train/evaluate.hpp"
 #include "train/run_config.hpp"
+#include "train/word_diagnosis.hpp"
 #include "train/word_eval.hpp"
 
 namespace liegrad::app {
@@ -47,9 +48,12 @@ int eval_words(const Args& args, const train::LoadedModel& m, const train::RunCo
                                                    split == "val" ? data::WordSplit::Val : data::WordSplit::Test,
                                                    lengths, sequences);
   const std::string source = rc.data.dataset + ":" + split;
+  const auto diagnosis =
+      train::diagnose_word_model(*m.model, *m.words, rc.train.seed, train::drift_lengths(lengths), train::kDriftWords);
   if (args.flag("json")) {
     nlohmann::json j = {{"source", source}, {"step", m.step}, {"lengths", nlohmann::json::array()}};
     for (const auto& s : scores) j["lengths"].push_back(s.to_json());
+    if (diagnosis) j["diagnosis"] = diagnosis->to_json();
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
@@ -59,6 +63,19 @@ int eval_words(const Args& args, const train::LoadedModel& m, const train::RunCo
   for (const auto& s : scores)
     std::printf("%8lld %10.4f %14.4f %14.4f %11.4f\n", static_cast<long long>(s.length), s.loss, s.position_acc,
                 s.sequence_acc, s.final_acc);
+  if (!diagnosis) return 0;
+  // The group-structure diagnosis (train/word_diagnosis.hpp).
+  if (diagnosis->state_independent)
+    std::printf("transitions: homomorphism defect max %.3g, mean %.3g over %lld pairs; order defect max %.3g\n",
+                diagnosis->homomorphism_defect_max, diagnosis->homomorphism_defect_mean,
+                static_cast<long long>(diagnosis->pairs), diagnosis->order_defect_max);
+  else
+    std::printf("transitions: the drive's step depends on the state (no homomorphism defect)\n");
+  std::printf("drift over %lld test words: %8s %18s %21s %9s\n", static_cast<long long>(train::kDriftWords), "length",
+              "to_true_prototype", "to_nearest_prototype", "accuracy");
+  for (const auto& d : diagnosis->drift)
+    std::printf("%29s %8lld %18.4f %21.4f %9.4f\n", "", static_cast<long long>(d.length), d.to_true_prototype,
+                d.to_nearest_prototype, d.accuracy);
   return 0;
 }
 

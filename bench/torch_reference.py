@@ -388,7 +388,9 @@ class OsmRnn(OsmBase):
         states = []
         for t in range(T):
             M = Ms[t]
-            if self.drive == "token":
+            if self.drive == "element":  # the token's algebra coordinates b_x (M = exp(hat(b)))
+                u = self.params["embed"].index_select(0, x[:, t])
+            elif self.drive == "token":
                 u = maps.vee(M)
             else:
                 u = maps.vee(H.transpose(1, 2) @ M)

@@ -434,6 +434,8 @@ class OsmRnn:
     def __init__(self, cfg, P, V):
         self.c = OsmCommon(cfg, P, V)
         self.drive = cfg.get("rnn_drive", "relative")
+        if self.drive == "element":
+            self.coords = P.get("embed", (V, self.c.g.m))
         self.renorm = int(cfg.get("renormalize_every", 16))
         self.mix = Mixing(P, "mix", self.c.mixing, self.c.g.m, self.c.rank)
 
@@ -445,7 +447,9 @@ class OsmRnn:
         states = []
         for t in range(T):  # t counts within the window, as in models/osm_rnn.cpp
             M = c.embed[x[:, t]]
-            if self.drive == "token":
+            if self.drive == "element":  # the token's algebra coordinates b_x (M = exp(hat(b)))
+                u = self.coords[x[:, t]]
+            elif self.drive == "token":
                 u = g.vee(M)
             else:
                 u = g.vee(np.swapaxes(H, -1, -2) @ M)

@@ -73,6 +73,8 @@ class PrototypeReadout {
   PrototypeReadout(const OsmCommonConfig& cfg, int64_t C, Rng& rng, std::vector<ag::Parameter<T>>& params);
   // H (N,n,n) -> logits (N,C).
   ag::Var<T> logits(const ag::Var<T>& H) const;
+  // The prototypes P_c (C,n,n).
+  ag::Var<T> prototypes() const { return proto_.elements(); }
 
  private:
   std::shared_ptr<const groups::Group> group_;

@@ -2,6 +2,9 @@
 #include "models/osm_rnn.hpp"
 
 #include "autograd/ops.hpp"
+#include "autograd/tape.hpp"
+#include "core/errors.hpp"
+#include "groups/expm.hpp"
 #include "groups/group_ops.hpp"
 #include "kernels/osm_scan.hpp"
 
@@ -13,8 +16,14 @@ OsmRnn<T>::OsmRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed, in
   ConfigReader c(config, "model");
   c.allow({"type", "comment"});
   cfg_ = OsmCommonConfig::read(c, this->config_, "SO(16)");
-  const std::string drive = c.get_string("rnn_drive", "relative", {"relative", "token", "both"});
-  drive_ = drive == "relative" ? Drive::Relative : drive == "token" ? Drive::Token : Drive::Both;
+  const std::string drive = c.get_string("rnn_drive", "relative", {"relative", "token", "both", "element"});
+  drive_ = drive == "relative" ? Drive::Relative
+           : drive == "token"  ? Drive::Token
+           : drive == "both"   ? Drive::Both
+                               : Drive::Element;
+  if (drive_ == Drive::Element && cfg_.param_mode != groups::GroupParamMode::Algebra)
+    throw ConfigError("model.rnn_drive: element applies the token's algebra coordinates b_x; it needs "
+                      "model.group_param 'algebra'");
   renormalize_every_ = c.get_int("renormalize_every", 16, 0);
   c.finish();
   this->config_["renormalize_every"] = renormalize_every_;
@@ -51,12 +60,13 @@ ag::Var<T> OsmRnn<T>::encode(const std::vector<int32_t>& inputs, int64_t B, int6
       for (int64_t i = 0; i < n; ++i) H0.at(b, i, i) = T(1);
   }
   // The whole window in one fused op (kernels/osm_scan.hpp): lanes in parallel, steps in order.
+  // The element drive is the scan's token drive on the table hat(b_v): vee(Pi(hat(b))) = b.
   const kernels::ScanDrive drive = drive_ == Drive::Relative ? kernels::ScanDrive::Relative
-                                  : drive_ == Drive::Token  ? kernels::ScanDrive::Token
-                                                            : kernels::ScanDrive::Both;
-  // Update dropout (training): every step's u_t is linear in its token element M_t, so each
-  // step gets its own copy of M_t scaled by 0 or 1/(1-p), a table of B*T rows indexed in order.
-  Var<T> table = embed_.elements();
+                                  : drive_ == Drive::Both   ? kernels::ScanDrive::Both
+                                                            : kernels::ScanDrive::Token;
+  // Update dropout (training): every step's u_t is linear in its table row, so each
+  // step gets its own copy of the row scaled by 0 or 1/(1-p), a table of B*T rows indexed in order.
+  Var<T> table = drive_ == Drive::Element ? groups::hat(g, embed_.stored()) : embed_.elements();
   std::vector<int32_t> ids;
   if (dropout_.active()) {
     const int64_t N = B * T_;
@@ -74,6 +84,26 @@ ag::Var<T> OsmRnn<T>::encode(const std::vector<int32_t>& inputs, int64_t B, int6
     state->tensors = {std::move(last)};
   }
   return states;
+}
+
+template <class T>
+Array<T> OsmRnn<T>::transitions() const {
+  if (!state_independent())
+    throw ValueError("osm_rnn: the " + std::string(drive_ == Drive::Relative ? "relative" : "both") +
+                     " drive's step depends on the state; only token and element drives have transitions N_x");
+  const ag::NoGrad no_tape;
+  const groups::Group& g = *cfg_.group;
+  // r_v = vee(Pi(M_v)) (token) or b_v (element), u_v = Gamma r_v, N_v = exp(hat(u_v)).
+  ag::Var<T> r = drive_ == Drive::Element ? embed_.stored() : groups::vee(g, embed_.elements());
+  const ag::Var<T> gamma = mix_.dense();
+  if (gamma.defined()) r = ag::matmul(r, gamma, false, true);
+  return groups::expm(groups::hat(g, r)).value();
+}
+
+template <class T>
+Array<T> OsmRnn<T>::prototypes() const {
+  const ag::NoGrad no_tape;
+  return readout_.prototypes().value();
 }
 
 template class OsmRnn<float>;

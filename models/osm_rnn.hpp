@@ -3,8 +3,11 @@
 //   H_0 = I;  R_t = H_t* M_{x_t};  u_t = Gamma vee(Pi(R_t));
 //   H_{t+1} = H_t exp(hat(u_t));   logits_t = tau Re tr(H_{t+1}* P_v) + b_v
 //
-// rnn_drive: relative (R_t = H_t* M_x, default), token (R_t = M_x), or both
-// (u_t = Gamma (vee(Pi(H_t* M_x)) + vee(Pi(M_x)))).
+// rnn_drive: relative (R_t = H_t* M_x, default), token (R_t = M_x), both
+// (u_t = Gamma (vee(Pi(H_t* M_x)) + vee(Pi(M_x)))), or element (u_t = Gamma b_x with
+// M_x = exp(hat(b_x)): with Gamma = I the step is H <- H M_x, the group automaton's own
+// step; needs group_param algebra). token and element transitions N_x = exp(hat(u_x))
+// depend on the symbol only (transitions(), train/word_diagnosis.hpp).
 // Config keys: group ("SO(16)"), mixing (identity|linear|lowrank|bounded), rank,
 // rnn_drive, group_param (algebra|manifold), init_scale, dropout (update dropout on
 // every step, training only; osm_common.hpp), renormalize_every (16;
@@ -33,12 +36,19 @@ class OsmRnn : public ModelBase<T> {
   // the readout of these.
   ag::Var<T> encode(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state);
   const groups::Group& group() const { return *cfg_.group; }
+  // True when the step H <- H N_x does not depend on H (token and element drives).
+  bool state_independent() const { return drive_ == Drive::Token || drive_ == Drive::Element; }
+  // The transitions N_v (V,n,n) of every input symbol, without recording; ValueError
+  // for the relative and both drives, whose step depends on the state.
+  Array<T> transitions() const;
+  // The readout's prototypes P_c (C,n,n), without recording.
+  Array<T> prototypes() const;
   void set_training(bool on) override { dropout_.set_training(on); }
   bool training() const override { return dropout_.training(); }
   void begin_step(uint64_t step_seed) override { dropout_.begin_step(step_seed); }
 
  private:
-  enum class Drive { Relative, Token, Both };
+  enum class Drive { Relative, Token, Both, Element };
   OsmCommonConfig cfg_;
   Drive drive_ = Drive::Relative;
   int64_t renormalize_every_ = 16;

@@ -14,10 +14,14 @@
 #include "core/errors.hpp"
 #include "data/group_words.hpp"
 #include "groups/group.hpp"
+#include "tests/model_test_utils.hpp"
 #include "tests/train_test_utils.hpp"
 #include "train/checkpoint.hpp"
 #include "train/run_config.hpp"
 #include "train/trainer.hpp"
+#include "autograd/tape.hpp"
+#include "models/osm_rnn.hpp"
+#include "train/word_diagnosis.hpp"
 #include "train/word_eval.hpp"
 
 using namespace liegrad;
@@ -343,4 +347,102 @@ TEST_CASE("command line: train, eval and plot a words:Z2 run, and one-line error
                                  tmp.path.string()),
                {"data.eval_lengths", "100000"});
   expect_error(test::run_liegrad({"sample", "--checkpoint", tmp / "run/last.json"}, tmp.path.string()), {"group word"});
+}
+
+namespace {
+
+// An element-drive OSM-RNN on words:S3 holding the exact solution: rho(sigma) =
+// sgn(sigma) P_sigma in SO(3) (see the test above), token coordinates b_v = vee(log
+// rho(v)) so that with identity mixing N_v = exp(hat(b_v)) = rho(v), prototypes P_v =
+// rho(v). `nudge` is added to the first coordinate of symbol 1's b.
+std::unique_ptr<models::Model<float>> s3_element_solution(const data::WordTask& task, double nudge) {
+  const data::FiniteGroup& G = task.group();
+  auto group = groups::make_group("SO(3)");
+  auto m = models::make_model<float>(
+      json{{"type", "osm_rnn"}, {"group", "SO(3)"}, {"rnn_drive", "element"}, {"mixing", "identity"}}, 6, 1, 6);
+  Array<float>& embed = m->find_parameter("embed")->var.value();
+  Array<float>& proto = m->find_parameter("proto")->var.value();
+  // coordinates of log rho(c) for each element id c
+  auto log_rho = [&](int32_t c) {
+    const std::vector<int32_t>& p = G.element(c);
+    const double sign = data::permutation_sign(p);
+    std::array<double, 9> Q{};
+    for (size_t i = 0; i < 3; ++i) Q[3 * i + static_cast<size_t>(p[i])] = sign;
+    const std::array<double, 9> L = so3_log(Q);
+    Array<double> A(Shape{1, 3, 3});
+    for (int64_t k = 0; k < 9; ++k) A[k] = L[static_cast<size_t>(k)];
+    return group->vee(A);
+  };
+  for (int32_t c = 0; c < 6; ++c) {
+    const Array<double> e = log_rho(task.element_of(c)), p = log_rho(c);  // symbol c's element; class c
+    for (int64_t k = 0; k < 3; ++k) {
+      embed.at(c, k) = static_cast<float>(e[k] + (c == 1 && k == 0 ? nudge : 0.0));
+      proto.at(c, k) = static_cast<float>(p[k]);
+    }
+  }
+  m->find_parameter("log_tau")->var.value()[0] = 3.0f;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("element drive: one step from the identity is the token's own element") {
+  auto m = models::make_model<double>(
+      json{{"type", "osm_rnn"}, {"group", "SO(4)"}, {"rnn_drive", "element"}, {"mixing", "identity"}}, 5, 3);
+  auto* rnn = dynamic_cast<models::OsmRnn<double>*>(m.get());
+  REQUIRE(rnn);
+  {
+    ag::NoGrad ng;
+    const Array<double> H = rnn->encode({2}, 1, 1, nullptr).value();
+    const Array<double> N = rnn->transitions();  // exp(hat(b_v)) = M_v for identity mixing
+    for (int64_t k = 0; k < 16; ++k) CHECK(H[k] == doctest::Approx(N[2 * 16 + k]).epsilon(1e-12));
+  }
+  SUBCASE("gradients") {
+    auto g = models::make_model<double>(
+        json{{"type", "osm_rnn"}, {"group", "SO(3)"}, {"rnn_drive", "element"}, {"init_scale", 2.0}}, 7, 5);
+    test::model_gradcheck(*g, 2, 5, 27);
+  }
+  SUBCASE("one-line errors") {
+    CHECK_THROWS_WITH_AS(models::make_model<float>(json{{"type", "osm_rnn"}, {"rnn_drive", "element"},
+                                                        {"group_param", "manifold"}},
+                                                   5, 1),
+                         doctest::Contains("group_param"), ConfigError);
+    auto rel = models::make_model<float>(json{{"type", "osm_rnn"}, {"group", "SO(3)"}}, 5, 1);
+    CHECK_THROWS_AS(dynamic_cast<models::OsmRnn<float>&>(*rel).transitions(), ValueError);
+  }
+}
+
+TEST_CASE("word diagnosis: an exact solution has no defect and no drift; a perturbed one shows both") {
+  const data::WordTask task("S3");
+  const std::vector<int64_t> lengths = {64, 4096};
+  auto exact = s3_element_solution(task, 0.0);
+  const auto d = train::diagnose_word_model(*exact, task, 5, lengths, 4);
+  REQUIRE(d.has_value());
+  CHECK(d->state_independent);
+  CHECK(d->pairs == 36);  // inputs are all 6 elements: every product is an input
+  CHECK(d->homomorphism_defect_max < 1e-5);
+  CHECK(d->order_defect_max < 1e-5);
+  REQUIRE(d->drift.size() == 2);
+  for (const auto& p : d->drift) {
+    CAPTURE(p.length);
+    CHECK(p.to_true_prototype < 1e-3);
+    CHECK(p.to_nearest_prototype == doctest::Approx(p.to_true_prototype).epsilon(1e-6));
+    CHECK(p.accuracy == 1.0);
+  }
+  auto off = s3_element_solution(task, 0.05);
+  const auto e = train::diagnose_word_model(*off, task, 5, lengths, 4);
+  REQUIRE(e.has_value());
+  CHECK(e->homomorphism_defect_max > 0.02);
+  CHECK(e->order_defect_max > 0.02);
+  CHECK(e->drift[1].to_true_prototype > e->drift[0].to_true_prototype);  // the error compounds with length
+  CHECK(e->drift[1].to_true_prototype > 0.1);
+  // A relative-drive model has no transitions: drift only.
+  auto rel = models::make_model<float>(json{{"type", "osm_rnn"}, {"group", "SO(3)"}}, 6, 1, 6);
+  const auto r = train::diagnose_word_model(*rel, task, 5, lengths, 2);
+  REQUIRE(r.has_value());
+  CHECK_FALSE(r->state_independent);
+  CHECK(r->drift.size() == 2);
+  // Not an OSM-RNN: no diagnosis.
+  auto lstm = models::make_model<float>(json{{"type", "lstm"}, {"hidden", 4}}, 6, 1, 6);
+  CHECK_FALSE(train::diagnose_word_model(*lstm, task, 5, lengths, 2).has_value());
 }

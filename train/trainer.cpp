@@ -22,6 +22,7 @@
 #include "train/distributed.hpp"
 #include "train/evaluate.hpp"
 #include "train/run_config.hpp"
+#include "train/word_diagnosis.hpp"
 #include "train/word_eval.hpp"
 
 namespace liegrad::train {
@@ -385,6 +386,12 @@ class Run {
                              {"train_seconds", train_seconds_},
                              {"threads", t.threads},
                              {"config", resolved_}};
+    // The group-structure diagnosis (train/word_diagnosis.hpp) for OSM-RNN runs.
+    if (const auto diagnosis = diagnose_word_model(*model_, *words_, t.seed, drift_lengths(rc_.data.eval_lengths),
+                                                   kDriftWords)) {
+      r.words["diagnosis"] = diagnosis->to_json();
+      result["diagnosis"] = diagnosis->to_json();
+    }
     write_json_atomic((dir_ / "result.json").string(), result);
     say("validation accuracy " + fixed(val.position_acc) + " at length " + std::to_string(val.length) +
         "; test accuracy by length: " + summary + " after " + std::to_string(steps_done) + " steps (" +
