@@ -74,7 +74,7 @@ fi
 # (the openblas_core its GEMM benchmark reports), and say so; Debian's PyTorch uses the
 # same OpenBLAS for its dense products. A value already in the environment is left as it is.
 # (Until 2026-12-02 this asked liegrad for a suggestion instead, which liegrad's own
-# setting had already answered: runs 2-6 of docs/performance.md timed PyTorch on
+# setting had already answered: runs 2-6 of docs/performance-log.md timed PyTorch on
 # OpenBLAS's fallback kernels.)
 if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
   core="$("$LIEGRAD" bench --op gemm --n 64 --repeats 1 --threads 1 --json 2>/dev/null |

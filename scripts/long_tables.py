@@ -271,8 +271,8 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
                  "; each run trained on %s thread%s (train.threads)" % (
                      " or ".join(map(str, threads)), "" if threads == [1] else "s") if threads else "", table.get("bench_dir", "no benchmark named"),
                  ("; a dropout row's is its model's speed without dropout" + (
-                     ", so for the transformer, whose attention dropout slows it (docs/performance.md, \"Since run "
-                     "6\"), its time is a lower bound" if any(r.get("dropout") and r["family"] == "transformer"
+                     ", so for the transformer, whose attention dropout slows it (docs/performance.md, \"Attention "
+                     "dropout in the fused kernel\"), its time is a lower bound" if any(r.get("dropout") and r["family"] == "transformer"
                                                                for r in out_rows if r["n"]) else ""))
                  if any(r.get("dropout") for r in out_rows if r["n"]) else ""),
              "Produced by `scripts/reproduce.sh %s` from `configs/paper/tables.json`." % table_name, "",

@@ -4,11 +4,12 @@
 //   series  the Frechet derivative from its power series,
 //           L(X, E) = sum_{k>=1} (1/k!) sum_{j<k} X^j E X^{k-1-j},  summed until it stops changing;
 //   block   exp([[X, E], [0, X]]) = [[e^X, L(X, E)], [0, e^X]]: one exponential of a 2n x 2n matrix;
-//   tape    liegrad's expm op: reverse pass through the scaling-and-squaring Taylor program.
+//   tape    liegrad's expm op: the derivative of the scaling-and-squaring polynomial program.
 //
 // Plus the adjoint identity <G, L(A, E)> = <L(A^T, G), E> with L(A, E) from central
-// differences of exp. Two matrices: a general 4 x 4 one of 1-norm 2.5 (the program scales
-// and squares) and a skew-symmetric one (an so(4) element, as the models use).
+// differences of exp, for a general 4 x 4 matrix of 1-norm 2.5 and a skew-symmetric one.
+// First the plan liegrad runs for the general one (expm_plan): Sastre et al.'s 15+ with
+// 2 squarings, and the thresholds that decide it, found by bisection over multiples of A.
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -16,6 +17,7 @@
 #include "autograd/ops.hpp"
 #include "core/rng.hpp"
 #include "groups/expm.hpp"
+#include "groups/expm_kernel.hpp"
 #include "tutorial.hpp"
 
 using namespace liegrad;
@@ -44,6 +46,24 @@ Array<double> frechet_series(const Array<double>& X, const Array<double>& E) {
   return sum;
 }
 
+// The plan liegrad runs for c A: {T_1, T_2, T_4, T_8, 15+, T_18}[degree] and squarings.
+groups::ExpmPlan plan_of(const Array<double>& A, double c) {
+  const int64_t n = A.shape().rows();
+  Array<double> cA = tutorial::axpy(Array<double>(A.shape()), c, A), scratch(Shape{groups::expm_forward_scratch(n)});
+  return groups::expm_plan<double>(n, cA.data(), scratch.data());
+}
+
+// theta of `degree`: the largest 1-norm t (of t A / norm) planned without squaring by that
+// degree or a lower one, by bisection; below it plan(lo) is, above it plan(hi) is not.
+double threshold(const Array<double>& A, double norm, int degree) {
+  double lo = 0, hi = 4;
+  for (int k = 0; k < 60; ++k) {
+    const groups::ExpmPlan p = plan_of(A, (lo + hi) / 2 / norm);
+    (p.degree <= degree && p.squarings == 0 ? lo : hi) = (lo + hi) / 2;
+  }
+  return lo;
+}
+
 Array<double> expm_plain(const Array<double>& A) {
   const int64_t n = A.shape().rows();
   Array<double> Q(Shape{n, n});
@@ -67,6 +87,25 @@ int main() {
   for (int64_t i = 0; i < general.size(); ++i) general[i] *= 2.5 / norm1;
   Array<double> skew = rng.normal_array<double>(Shape{n, n});
   skew = tutorial::axpy(skew, -1.0, transposed(skew));  // S - S^T
+
+  // The plan for the general matrix, and why: 2.5/4 is below 15+'s threshold, 2.5/2 above T_18's.
+  const char* approximant[] = {"T1", "T2", "T4", "T8", "15+", "T18"};
+  const groups::ExpmPlan plan = plan_of(general, 1);
+  const double theta15 = threshold(general, 2.5, 4), theta18 = threshold(general, 2.5, 5);
+  std::printf("general A: ||A||_1 = 2.5, plan %s with %d squarings, %d products\n", approximant[plan.degree],
+              plan.squarings, plan.products());
+  std::printf("  thresholds (bisection): theta_15+ = %.3f > 2.5/4, theta_18 = %.3f < 2.5/2\n", theta15, theta18);
+  // T_18 alone: the squarings that bring 2.5 under its threshold, and its products.
+  const groups::ExpmPlan t18{5, static_cast<int>(std::ceil(std::log2(2.5 / theta18)))}, sastre{4, 0};
+  std::printf("  products without squaring: 15+ %d, T18 %d; T18 would need %d squarings too: %d products\n",
+              sastre.products(), groups::ExpmPlan{5, 0}.products(), t18.squarings, t18.products());
+  check("general_plan_is_15plus_2_squarings_6_products", "mismatches",
+        (plan.degree != 4) + (plan.squarings != 2) + (plan.products() != 6), 0.5);
+  check("theta_15plus", "abs_err", std::fabs(theta15 - 0.676421749542451), 1e-9);
+  check("theta_18", "abs_err", std::fabs(theta18 - 1.090863719290036), 1e-9);
+  check("t18_alone_2_squarings_7_products", "mismatches", (t18.squarings != 2) + (t18.products() != 7), 0.5);
+  check("quarter_norm_under_theta_15plus", "ratio", 0.625 / theta15, 1.0);
+  check("half_norm_over_theta_18", "ratio", theta18 / 1.25, 1.0);
 
   for (const auto& [label, A] : {std::pair<std::string, Array<double>>{"general", general}, {"skew", skew}}) {
     const Array<double> G = rng.normal_array<double>(Shape{n, n}), E = rng.normal_array<double>(Shape{n, n});

@@ -7,7 +7,10 @@
 //          and tr(R(Z)^T R(W)) = 2 Re tr(Z* W): the source of real_scale() = 1/2;
 //   su(2)  traceless u(2): hat(e_k) = i sigma_z, i sigma_y, i sigma_x over sqrt(2) (Pauli
 //          matrices), det exp(hat(u)) = 1;
-//   the pullback of hat is vee(G) / s, not vee(G): checked on the tape for U(2), s = 1/2.
+//   the pullback of hat is vee(G) / s, not vee(G): checked on the tape for U(2), s = 1/2;
+//   the projection Pi_g: the skew part (M - M^T)/2 for so(3); for u(2) the skew-Hermitian
+//          part (Z - Z*)/2 of the complex matrix Z = X + iY read from the stored blocks,
+//          X = (M11 + M22)/2, Y = (M21 - M12)/2; for su(2) also minus (tr/2) I.
 #include <cmath>
 #include <complex>
 #include <cstdio>
@@ -111,5 +114,21 @@ int main() {
               u2->vee(M)[0], expect[0]);
   check("u2_hat_pullback_is_vee_over_s", "max_abs_err", max_abs_diff(uv.grad(), expect), 1e-14);
   check("vee_ignores_the_off_algebra_part", "max_abs_err", max_abs_diff(u2->vee(u2->project(M)), u2->vee(M)), 1e-15);
+
+  // ---- the projection Pi_g by hand, against Group::project ----
+  const Array<double> M3 = rng.normal_array<double>(Shape{3, 3});
+  const Array<double> M3t = mm(M3, Array<double>::eye(3), true);  // M3^T
+  const Array<double> skew3 = tutorial::axpy(tutorial::axpy(Array<double>(M3.shape()), 0.5, M3), -0.5, M3t);
+  check("so3_project_is_skew_part", "max_abs_err", max_abs_diff(so3->project(M3), skew3), 1e-15);
+  cplx C[4], P[4];
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j)  // X = (M11 + M22)/2, Y = (M21 - M12)/2 (2 x 2 blocks of the 4 x 4 M)
+      C[2 * i + j] = cplx(M.at(i, j) + M.at(2 + i, 2 + j), M.at(2 + i, j) - M.at(i, 2 + j)) * 0.5;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j) P[2 * i + j] = (C[2 * i + j] - std::conj(C[2 * j + i])) * 0.5;  // (Z - Z*)/2
+  check("u2_project_is_skew_hermitian_part", "max_abs_err", max_abs_diff(u2->project(M), real_form(P)), 1e-15);
+  const cplx half_trace = (P[0] + P[3]) * 0.5;
+  P[0] -= half_trace, P[3] -= half_trace;
+  check("su2_project_also_drops_the_trace", "max_abs_err", max_abs_diff(su2->project(M), real_form(P)), 1e-15);
   return check.status();
 }

@@ -8,12 +8,14 @@
 // over a window of 6 steps, the fused scan kernels::osm_scan. ag::check_equivalent runs
 // both routes on the same inputs and compares the outputs and, for one shared random
 // cotangent, the gradients of every input.
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "autograd/gradcheck.hpp"
 #include "autograd/ops.hpp"
+#include "autograd/tape.hpp"
 #include "core/rng.hpp"
 #include "groups/group.hpp"
 #include "kernels/osm_scan.hpp"
@@ -25,7 +27,7 @@
 using namespace liegrad;
 using ag::Vard;
 
-using tutorial::osm_step;  // the step itself, five lines: examples/tutorial/osm_step.hpp
+using tutorial::osm_step;  // the step itself, six tape ops: examples/tutorial/osm_step.hpp
 
 int main() {
   tutorial::Checks check;
@@ -40,6 +42,20 @@ int main() {
   std::printf("one step on %s for 3 tokens: defect of H' %.1e, Re tr(H'* M) = %.6f (was %.6f)\n", g->name().c_str(),
               g->defect(H1.value()), g->inner(H1.value(), M)[0], g->inner(H, M)[0]);
   check("step_stays_on_group", "defect", g->defect(H1.value()), 1e-13);
+
+  // Tape ops recorded by one step with inputs that need gradients: the plain chain, the fused op.
+  auto& tape = ag::Tape<double>::current();
+  tape.clear();
+  osm_step(*g, Vard::parameter(H), Vard::parameter(M), Vard::parameter(Gamma));
+  const size_t plain_ops = tape.size();
+  tape.clear();
+  kernels::relative_update(*g, Vard::parameter(H), Vard::parameter(M), Vard::parameter(Gamma));
+  const size_t fused_ops = tape.size();
+  tape.clear();
+  std::printf("tape ops recorded by one step: %zu plain (matmul, vee, matmul, hat, expm, matmul), %zu fused\n",
+              plain_ops, fused_ops);
+  check("plain_step_records_six_tape_ops", "abs_err", std::fabs(double(plain_ops) - 6), 0.5);
+  check("fused_step_records_one_tape_op", "abs_err", std::fabs(double(fused_ops) - 1), 0.5);
 
   // The gradient of the plain step in H, M and Gamma against central differences.
   const ag::VjpFn plain = [&](const std::vector<Vard>& in) { return osm_step(*g, in[0], in[1], in[2]); };

@@ -10,6 +10,8 @@ rebuilt by hand from the spec (docs/models.md §3-4):
 with exp computed independently of liegrad (an eigendecomposition of the Hermitian iA).
 The result is compared with the C++ score (to 1e-5: the C++ model runs in float) and
 with examples/load_checkpoint.py, the full numpy reader (to 1e-9: both in float64).
+Then the same for the run trained with renormalize_every 0: its float state drifts off
+SO(4) (the C++ program measured it), and its score moves farther from the numpy one.
 
     /usr/bin/python3 examples/tutorial/08_read_checkpoint.py DIR
 
@@ -65,37 +67,58 @@ def expm_skew(A):
 run = sys.argv[1] if len(sys.argv) > 1 else "tutorial08"
 with open(os.path.join(run, "tutorial08.json")) as f:
     summary = json.load(f)
-with open(summary["checkpoint"]) as f:
-    ck = json.load(f)
-print("%s version %d, step %d, model %s" % (ck["format"], ck["version"], ck["step"], json.dumps(ck["config"]["model"])))
-params = {}
-for p in ck["parameters"]:
-    params[p["name"]] = np.asarray(p["values"], dtype=np.float64).reshape(p["shape"])
-    print("  %-8s shape %-8s role %s" % (p["name"], p["shape"], p["role"]))
 
-embed, proto = expm_skew(hat(params["embed"])), expm_skew(hat(params["proto"]))  # (V,4,4) each
-Gamma, bias, tau = params["mix"], params["bias"], math.exp(float(params["log_tau"]))
-defect = max(np.abs(np.swapaxes(E, -1, -2) @ E - np.eye(d)).max() for E in (embed, proto))
-check("embed_and_proto_in_SO4", "max_abs_err", defect, 1e-12)
 
-vocab = bytes(ck["vocab"])  # symbol id -> byte
-with open(summary["text"], "rb") as f:
-    ids = [vocab.index(b) for b in f.read()]
-renorm = int(ck["config"]["model"]["renormalize_every"])  # 16; seq_len 32 is a multiple, so windows do not matter
-H, nll = np.eye(d), 0.0
-for t in range(len(ids) - 1):
-    H = H @ expm_skew(hat(Gamma @ vee(H.T @ embed[ids[t]])))
-    if renorm > 0 and (t + 1) % renorm == 0:  # the Newton-Schulz step of chapter 5, every `renormalize_every` symbols
-        H = H @ (3 * np.eye(d) - H.T @ H) / 2
-    logits = tau * np.einsum("ij,vij->v", H, proto) + bias  # Re tr(H* P_v) = tr(H^T P_v) on SO(4)
-    top = logits.max()
-    nll += top + math.log(np.exp(logits - top).sum()) - logits[ids[t + 1]]
-bpc = nll / (len(ids) - 1) / math.log(2)
+def score(path, verbose):
+    """BPC of the text under the checkpoint at `path`, by hand and by load_checkpoint.py."""
+    with open(path) as f:
+        ck = json.load(f)
+    params = {}
+    for p in ck["parameters"]:
+        params[p["name"]] = np.asarray(p["values"], dtype=np.float64).reshape(p["shape"])
+    if verbose:
+        print("%s version %d, step %d, model %s" % (ck["format"], ck["version"], ck["step"],
+                                                    json.dumps(ck["config"]["model"])))
+        for p in ck["parameters"]:
+            print("  %-8s shape %-8s role %s" % (p["name"], p["shape"], p["role"]))
 
-reader = load_checkpoint.build_model(ck, load_checkpoint.load_checkpoint(summary["checkpoint"])[1], "checkpoint")
-bpc_reader = load_checkpoint.evaluate_bpc(reader, np.array(ids), int(ck["config"]["train"]["seq_len"]))[0]
+    embed, proto = expm_skew(hat(params["embed"])), expm_skew(hat(params["proto"]))  # (V,4,4) each
+    Gamma, bias, tau = params["mix"], params["bias"], math.exp(float(params["log_tau"]))
+    if verbose:
+        defect = max(np.abs(np.swapaxes(E, -1, -2) @ E - np.eye(d)).max() for E in (embed, proto))
+        check("embed_and_proto_in_SO4", "max_abs_err", defect, 1e-12)
+
+    vocab = bytes(ck["vocab"])  # symbol id -> byte
+    with open(summary["text"], "rb") as f:
+        ids = [vocab.index(b) for b in f.read()]
+    renorm = int(ck["config"]["model"]["renormalize_every"])  # 16 or 0; seq_len 32 is a multiple of 16
+    H, nll = np.eye(d), 0.0
+    for t in range(len(ids) - 1):
+        H = H @ expm_skew(hat(Gamma @ vee(H.T @ embed[ids[t]])))
+        if renorm > 0 and (t + 1) % renorm == 0:  # the Newton-Schulz step of chapter 5, every `renormalize_every` symbols
+            H = H @ (3 * np.eye(d) - H.T @ H) / 2
+        logits = tau * np.einsum("ij,vij->v", H, proto) + bias  # Re tr(H* P_v) = tr(H^T P_v) on SO(4)
+        top = logits.max()
+        nll += top + math.log(np.exp(logits - top).sum()) - logits[ids[t + 1]]
+    bpc = nll / (len(ids) - 1) / math.log(2)
+    reader = load_checkpoint.build_model(ck, load_checkpoint.load_checkpoint(path)[1], "checkpoint")
+    bpc_reader = load_checkpoint.evaluate_bpc(reader, np.array(ids), int(ck["config"]["train"]["seq_len"]))[0]
+    return bpc, bpc_reader
+
+
+bpc, bpc_reader = score(summary["checkpoint"], True)
 print("BPC: numpy by hand %.6f, load_checkpoint.py %.6f, liegrad (C++, float) %.6f" % (bpc, bpc_reader, summary["bpc"]))
 check("numpy_by_hand_vs_cpp", "abs_err", abs(bpc - summary["bpc"]), 1e-5)
 check("numpy_by_hand_vs_load_checkpoint", "abs_err", abs(bpc - bpc_reader), 1e-9)
+
+# renormalize_every 0: numpy's double state stays on SO(4) to rounding, liegrad's float one drifts.
+off = summary["unrenormalised"]
+bpc0, bpc0_reader = score(off["checkpoint"], False)
+print("renormalize_every 0: numpy by hand %.6f, load_checkpoint.py %.6f, liegrad (C++, float) %.6f;"
+      " |numpy - C++| %.1e, with renormalisation %.1e" % (bpc0, bpc0_reader, off["bpc"], abs(bpc0 - off["bpc"]),
+                                                           abs(bpc - summary["bpc"])))
+check("unrenormalised_numpy_vs_cpp", "abs_err", abs(bpc0 - off["bpc"]), 1e-4)
+check("unrenormalised_numpy_vs_load_checkpoint", "abs_err", abs(bpc0 - bpc0_reader), 1e-9)
+check("renormalisation_brings_cpp_closer", "renormalised_over_not", abs(bpc - summary["bpc"]) / abs(bpc0 - off["bpc"]), 0.25)
 print("all checks passed" if failed == 0 else "SOME CHECKS FAILED")
 sys.exit(1 if failed else 0)
