@@ -135,6 +135,30 @@ python3 scripts/reproduce.py state_tracking --results-dir /tmp/st/results --runs
     --set train.steps=40 --set train.eval_interval=20 --only words-S5-s1
 ```
 
+## Diagnosis: transitions, drift, readout
+
+An OSM-RNN whose step does not depend on its state (`rnn_drive: token` or `element`)
+multiplies the state by a learned transition `N_x` per input symbol, so the group
+structure says what an exact solution is: `x ↦ N_x` a representation of G
+(`N_a N_b = N_{a·b}`, `N_g^{ord g} = I`) and prototypes `P_c = N_c`. `liegrad eval` on a
+word checkpoint, and the `diagnosis` entry of a words run's `result.json`, report
+(train/word_diagnosis.hpp):
+
+- the **homomorphism defect** `max ‖N_a N_b − N_{a·b}‖_F` (and its mean) over input pairs
+  whose product is an input, and the **order defect** `max ‖N_g^{ord g} − I‖_F`: a defect
+  ε compounds to roughly `t·ε` after `t` steps;
+- the **drift** along 8 fixed test words of length 4,096, read at each evaluation length:
+  the mean distance of the state from the true class's prototype and from the nearest
+  prototype, and the accuracy there. A state near its true prototype but misread points at
+  the readout; a state that leaves every prototype, at the transitions.
+
+The relative drive's step depends on the state, so it has no transitions: only its drift
+is reported. `rnn_drive: element` (`H ← H·exp(hat(Γ b_x))` with `M_x = exp(hat(b_x))`) is
+the plain reading of the update: with `Γ = I` it multiplies by the token's own element, the
+group automaton itself. A hand-built exact solution of S3 in SO(3) has defects below 1e-5
+and stays on its prototypes to length 4,096; moving one coordinate by 0.05 shows both
+defects and a drift that grows with length (tests/test_word_training.cpp).
+
 ## References
 
 - D. A. M. Barrington (1989). Bounded-width polynomial-size branching programs recognize
