@@ -21,10 +21,10 @@
 #include "groups/expm_kernel.hpp"
 #include "groups/group.hpp"
 #include "models/model.hpp"
-#include "optim/clip.hpp"
 #include "train/checkpoint.hpp"
 #include "optim/optimizer.hpp"
 #include "train/run_config.hpp"
+#include "train/train_step.hpp"
 
 namespace liegrad::train {
 
@@ -97,33 +97,21 @@ BenchResult bench_training(const nlohmann::json& config, const BenchOptions& opt
   bool have_first_loss = false;
   auto one_step = [&] {
     for (auto& x : stream) x = static_cast<int32_t>(rng.uniform() * static_cast<double>(V)) % static_cast<int32_t>(V);
-    std::vector<int32_t> inputs(static_cast<size_t>(B * T_)), targets(static_cast<size_t>(B * T_));
+    data::Batch batch;
+    batch.B = B;
+    batch.T = T_;
+    batch.inputs.resize(static_cast<size_t>(B * T_));
+    batch.targets.resize(static_cast<size_t>(B * T_));
     for (int64_t b = 0; b < B; ++b)
       for (int64_t i = 0; i < T_; ++i) {
-        inputs[static_cast<size_t>(b * T_ + i)] = stream[static_cast<size_t>(b * (T_ + 1) + i)];
-        targets[static_cast<size_t>(b * T_ + i)] = stream[static_cast<size_t>(b * (T_ + 1) + i + 1)];
+        batch.inputs[static_cast<size_t>(b * T_ + i)] = stream[static_cast<size_t>(b * (T_ + 1) + i)];
+        batch.targets[static_cast<size_t>(b * T_ + i)] = stream[static_cast<size_t>(b * (T_ + 1) + i + 1)];
       }
-    {
-      prof::Scope timed(prof::Family::Optimizer);
-      optimizer->zero_grad();
-    }
-    ag::Tape<float>::current().clear();
-    ag::Varf logits = model->forward(inputs, B, T_, recurrent ? &state : nullptr);
-    ag::Varf loss;
-    {
-      prof::Tag timed(prof::Family::Readout);
-      loss = ag::cross_entropy(logits, targets);
-    }
-    const double loss_value = loss.value().item();
-    if (!std::isfinite(loss_value)) throw NumericError("bench: non-finite loss");
+    const double loss = train_step(*model, *optimizer, batch, recurrent ? &state : nullptr, t.lr, t.clip).loss;
     if (!have_first_loss) {
-      first_loss = loss_value;
+      first_loss = loss;
       have_first_loss = true;
     }
-    ag::backward(loss);
-    prof::Scope timed(prof::Family::Optimizer);
-    optim::clip_grad_norm(model->parameters(), t.clip);
-    optimizer->step(t.lr);
   };
 
   for (int i = 0; i < opt.warmup; ++i) one_step();

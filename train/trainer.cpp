@@ -9,19 +9,18 @@
 #include <fstream>
 #include <sstream>
 
-#include "autograd/ops.hpp"
 #include "core/array_json.hpp"
 #include "core/parallel.hpp"
 #include "data/batcher.hpp"
 #include "data/datasets.hpp"
 #include "data/group_words.hpp"
-#include "optim/clip.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/schedule.hpp"
 #include "train/checkpoint.hpp"
 #include "train/distributed.hpp"
 #include "train/evaluate.hpp"
 #include "train/run_config.hpp"
+#include "train/train_step.hpp"
 #include "train/word_eval.hpp"
 
 namespace liegrad::train {
@@ -194,29 +193,27 @@ class Run {
       // Language models carry recurrent state across windows; words are independent.
       const bool carry = model_->recurrent() && !words_;
       if (carry && batch.starts_new_pass) train_state_.clear();
-      optimizer_->zero_grad();
-      ag::Tape<float>::current().clear();
       // Dropout masks follow (seed, step), so a resumed run draws the same ones.
       // Ranks after the first draw their own masks (a different, equally valid draw).
       model_->begin_step((t.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(step_)) ^
                          (static_cast<uint64_t>(comm_.rank()) * 0xD1B54A32D192ED03ULL));
-      ag::Varf logits = model_->forward(batch.inputs, batch.B, batch.T, carry ? &train_state_ : nullptr);
-      // The mean over every position of -log p(target): the next symbol, or the running product.
-      ag::Varf loss = ag::cross_entropy(logits, batch.targets);
-      // The global batch's loss: the mean of the ranks' (their shares are of equal size).
-      const double local_loss = loss.value().item();
-      double sums[2] = {local_loss, words_ ? static_cast<double>(count_correct(logits.value(), batch.targets)) : 0.0};
-      comm_.sum(sums);
-      const double loss_value = sums[0] / comm_.size();
-      window_correct += static_cast<int64_t>(sums[1]);
-      if (!std::isfinite(loss_value)) fail_non_finite("loss", local_loss);
-      ag::backward(loss);
-      const auto reduce_start = Clock::now();
-      average_gradients(comm_, model_->parameters(), grad_buffer_);
-      window_allreduce += seconds_since(reduce_start);
-      const double norm = optim::clip_grad_norm(model_->parameters(), t.clip);
-      if (!std::isfinite(norm)) fail_non_finite("gradient norm", norm);
-      optimizer_->step(lr);
+      StepHooks hooks;
+      hooks.reduce_loss = [&](const Array<float>& logits, double local_loss) {
+        // The global batch's loss: the mean of the ranks' (their shares are of equal size).
+        double sums[2] = {local_loss, words_ ? static_cast<double>(count_correct(logits, batch.targets)) : 0.0};
+        comm_.sum(sums);
+        window_correct += static_cast<int64_t>(sums[1]);
+        return sums[0] / comm_.size();
+      };
+      hooks.reduce_gradients = [&] {
+        const auto reduce_start = Clock::now();
+        average_gradients(comm_, model_->parameters(), grad_buffer_);
+        window_allreduce += seconds_since(reduce_start);
+      };
+      hooks.non_finite = [this](const char* what, double value) { fail_non_finite(what, value); };
+      const StepOutcome outcome =
+          train_step(*model_, *optimizer_, batch, carry ? &train_state_ : nullptr, lr, t.clip, hooks);
+      const double loss_value = outcome.loss, norm = outcome.grad_norm;
       train_seconds_ += seconds_since(step_start);
       if (t.time_budget_s > 0) comm_.max({&train_seconds_, 1});  // one clock for the schedule on every rank
       const bool time_up = t.time_budget_s > 0 && train_seconds_ >= t.time_budget_s;
