@@ -305,31 +305,15 @@ class Run {
       best_val = evaluate_bpc(*best.model, corpus_.val, t.seq_len);
       if (corpus_.test.size() >= 2) best_test = evaluate_bpc(*best.model, corpus_.test, t.seq_len);
     }
-    r.steps_done = steps_done;
     r.val_bpc = val.bpc;
     r.test_bpc = test.bpc;
     r.best_val_bpc = best_val.bpc;
     r.test_bpc_at_best = best_test.bpc;
-    r.best_step = best_step_;
-    r.stopped_early = stopped_early_;
-    r.seconds = seconds_since(t0) + elapsed_before_;
-    r.tokens_per_second = static_cast<double>(tokens_total) / std::max(seconds_since(t0), 1e-9);
-    nlohmann::json result = {{"model", model_->type()},
-                             {"parameters", r.parameters},
-                             {"steps", r.steps_done},
-                             {"tokens_seen", steps_done * t.batch * t.seq_len},
-                             {"val_bpc", r.val_bpc},
-                             {"test_bpc", r.test_bpc},
-                             {"best_val_bpc", r.best_val_bpc},
-                             {"best_step", r.best_step},
-                             {"test_bpc_at_best", r.test_bpc_at_best},
-                             {"stopped_early", r.stopped_early},
-                             {"wall_seconds", r.seconds},
-                             {"tokens_per_second", r.tokens_per_second},
-                             {"train_seconds", train_seconds_},
-                             {"threads", t.threads},
-                             {"config", resolved_}};
-    write_json_atomic((dir_ / "result.json").string(), result);
+    write_result(r, t0, tokens_total,
+                 {{"val_bpc", r.val_bpc},
+                  {"test_bpc", r.test_bpc},
+                  {"best_val_bpc", r.best_val_bpc},
+                  {"test_bpc_at_best", r.test_bpc_at_best}});
     say("validation BPC " + fixed(r.val_bpc) + ", test BPC " + fixed(r.test_bpc) + " after " +
         std::to_string(r.steps_done) + " steps (" + format_duration(r.seconds) + "); best checkpoint (step " +
         std::to_string(r.best_step) + "): validation " + fixed(r.best_val_bpc) + ", test " + fixed(r.test_bpc_at_best));
@@ -358,35 +342,46 @@ class Run {
       summary += (summary.empty() ? "" : ", ") + std::to_string(s.length) + ": " + fixed(s.position_acc);
     }
     const nlohmann::json reach = reach_99_step_ >= 0 ? nlohmann::json(reach_99_step_) : nlohmann::json();
-    r.steps_done = steps_done;
-    r.best_step = best_step_;
-    r.stopped_early = stopped_early_;
-    r.seconds = seconds_since(t0) + elapsed_before_;
-    r.tokens_per_second = static_cast<double>(tokens_total) / std::max(seconds_since(t0), 1e-9);
     r.words = {{"val", val.to_json()}, {"test", tests}, {"steps_to_99", reach}};
-    nlohmann::json result = {{"model", model_->type()},
-                             {"parameters", r.parameters},
-                             {"steps", r.steps_done},
-                             {"tokens_seen", tokens_seen_},
-                             {"task", rc_.data.dataset},
-                             {"input_vocab", words_->input_vocab()},
-                             {"classes", words_->classes()},
-                             {"val", val.to_json()},
-                             {"test", tests},
-                             {"steps_to_99", reach},
-                             {"best_val_loss", best_val_},
-                             {"best_step", best_step_},
-                             {"stopped_early", r.stopped_early},
-                             {"wall_seconds", r.seconds},
-                             {"tokens_per_second", r.tokens_per_second},
-                             {"train_seconds", train_seconds_},
-                             {"threads", t.threads},
-                             {"config", resolved_}};
-    write_json_atomic((dir_ / "result.json").string(), result);
+    write_result(r, t0, tokens_total,
+                 {{"task", rc_.data.dataset},
+                  {"input_vocab", words_->input_vocab()},
+                  {"classes", words_->classes()},
+                  {"val", val.to_json()},
+                  {"test", tests},
+                  {"steps_to_99", reach},
+                  {"best_val_loss", best_val_}});
     say("validation accuracy " + fixed(val.position_acc) + " at length " + std::to_string(val.length) +
         "; test accuracy by length: " + summary + " after " + std::to_string(steps_done) + " steps (" +
         format_duration(r.seconds) + ")");
     return r;
+  }
+
+  // The end of a run, of either kind: sets r's closing figures (steps, best step, times)
+  // and writes result.json, those figures with the model, its size and the resolved
+  // configuration beside the task's own (`own`: BPC for language models, accuracies for
+  // word tasks).
+  void write_result(TrainResult& r, Clock::time_point t0, int64_t tokens_total, nlohmann::json own) {
+    const TrainConfig& t = rc_.train;
+    r.steps_done = step_;  // t.steps, or fewer when the time budget ran out
+    r.best_step = best_step_;
+    r.stopped_early = stopped_early_;
+    r.seconds = seconds_since(t0) + elapsed_before_;
+    r.tokens_per_second = static_cast<double>(tokens_total) / std::max(seconds_since(t0), 1e-9);
+    // Word lengths vary, so word tasks count (and checkpoint) the positions they trained on.
+    const int64_t tokens_seen = words_ ? tokens_seen_ : r.steps_done * t.batch * t.seq_len;
+    own.update(nlohmann::json{{"model", model_->type()},
+                              {"parameters", r.parameters},
+                              {"steps", r.steps_done},
+                              {"tokens_seen", tokens_seen},
+                              {"best_step", r.best_step},
+                              {"stopped_early", r.stopped_early},
+                              {"wall_seconds", r.seconds},
+                              {"tokens_per_second", r.tokens_per_second},
+                              {"train_seconds", train_seconds_},
+                              {"threads", t.threads},
+                              {"config", resolved_}});
+    write_json_atomic((dir_ / "result.json").string(), own);
   }
 
   static std::string fixed(double v) {
