@@ -1,4 +1,5 @@
-// The training and exponential benchmarks (see bench.hpp).
+// The training, exponential and GEMM benchmarks (see bench.hpp): the library half of
+// `liegrad bench`, whose command line is apps/cmd_bench.cpp; bench/ sets it beside PyTorch.
 #include "train/bench.hpp"
 
 #include <cblas.h>

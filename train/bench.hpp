@@ -1,4 +1,5 @@
-// Throughput benchmarks behind `liegrad bench`.
+// Throughput benchmarks behind `liegrad bench`: the library half (a library so the tests
+// reach it); apps/cmd_bench.cpp is the command line, bench/ the PyTorch comparison scripts.
 //
 // bench_training: builds the model and optimizer of a run configuration, feeds them
 // synthetic uniformly random tokens of the configured vocabulary (no data is read for
