@@ -53,6 +53,19 @@ int64_t vocab_of(const DataConfig& d, const std::string& data_dir) {
   return data::load_corpus(d.dataset, data_dir, d.val_frac, d.test_frac).vocab.size();
 }
 
+// Runs f once to warm up, then `repeats` times timed: the spread of work / seconds.
+template <class F>
+Spread rates(int repeats, double work, F&& f) {
+  f();
+  std::vector<double> rate;
+  for (int r = 0; r < repeats; ++r) {
+    const auto t0 = Clock::now();
+    f();
+    rate.push_back(work / since(t0));
+  }
+  return spread(rate);
+}
+
 nlohmann::json spread_json(const Spread& s) { return {{"median", s.median}, {"min", s.min}, {"max", s.max}}; }
 
 }  // namespace
@@ -310,16 +323,6 @@ ExpmBenchResult bench_expm(int64_t n, int64_t N, int repeats, int threads, doubl
     groups::expm_forward(N, n, A.data(), Q.data());
     groups::expm_pullback(N, n, A.data(), G.data(), dA.data());
   };
-  auto time_it = [&](auto&& f) {
-    f();  // warm-up
-    std::vector<double> rate;
-    for (int r = 0; r < repeats; ++r) {
-      const auto t0 = Clock::now();
-      f();
-      rate.push_back(static_cast<double>(N) / since(t0));
-    }
-    return spread(rate);
-  };
   ExpmBenchResult r;
   r.n = n;
   r.N = N;
@@ -333,9 +336,9 @@ ExpmBenchResult bench_expm(int64_t n, int64_t N, int repeats, int threads, doubl
   }
   r.threads = num_threads();
   const double cpu0 = process_cpu_seconds();
-  r.tape = time_it(tape_route);
+  r.tape = rates(repeats, static_cast<double>(N), tape_route);
   r.tape_per_cpu_s = static_cast<double>(N) * (repeats + 1) / std::max(process_cpu_seconds() - cpu0, 1e-9);
-  r.kernels = time_it(kernel_route);
+  r.kernels = rates(repeats, static_cast<double>(N), kernel_route);
   r.peak_rss_mib = peak_rss_mib();
   return r;
 }
@@ -368,17 +371,8 @@ GemmBenchResult bench_gemm(int64_t n, int repeats, int threads) {
   Rng rng(7);
   const Array<float> A = rng.normal_array<float>(Shape{n, n}), B = rng.normal_array<float>(Shape{n, n});
   Array<float> C(Shape{n, n});
-  const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
-  auto rate = [&](auto&& f) {
-    f();  // warm-up
-    std::vector<double> g;
-    for (int r = 0; r < repeats; ++r) {
-      const auto t0 = Clock::now();
-      f();
-      g.push_back(flops / since(t0) * 1e-9);
-    }
-    return spread(g);
-  };
+  const double gflop = 2e-9 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  auto rate = [&](auto&& f) { return rates(repeats, gflop, f); };
   GemmBenchResult r;
   r.n = n;
   r.repeats = repeats;
