@@ -2,6 +2,8 @@
 // `liegrad bench --op expm [--d 16] [--n 4096] [--repeats R] [--threads T] [--json]` and
 // `liegrad bench --op gemm [--n 1024] ...`: training throughput on synthetic tokens, the
 // batched exponential with its pullback alone, or the float GEMM rate (train/bench.hpp).
+// The command line only, like every apps/cmd_*.cpp: the timing is train/bench.cpp's, and
+// bench/ holds the scripts that run this command beside PyTorch.
 #include <cstdio>
 
 #include "apps/commands.hpp"

@@ -22,6 +22,8 @@
 # the PTB ones. Needs build/liegrad with `liegrad bench` (override with LIEGRAD=...) and
 # /usr/bin/python3 with torch (override with PYTHON=...; Debian: apt-get install python3-torch).
 # The raw JSON of every run is kept in --out DIR (default: a new temporary directory).
+# bench/ holds these scripts around the `liegrad bench` command (apps/cmd_bench.cpp, whose
+# timing is the library's train/bench.cpp) and the PyTorch side it is compared with.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

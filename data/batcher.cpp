@@ -3,9 +3,9 @@
 #include "data/batcher.hpp"
 
 #include <algorithm>
-#include <sstream>
 
 #include "core/errors.hpp"
+#include "data/batcher_state.hpp"
 
 namespace liegrad::data {
 
@@ -57,27 +57,15 @@ Batch RandomWindowBatcher::next() {
 }
 
 std::string RandomWindowBatcher::state() const {
-  std::ostringstream os;
-  os << "random-window-v1 " << stream_.size() << ' ' << B_ << ' ' << T_ << ' ' << drawn_ << ' ' << rng_.state();
-  return os.str();
+  return write_batcher_state("random-window-v1", {static_cast<int64_t>(stream_.size()), B_, T_}, drawn_, rng_);
 }
 
 void RandomWindowBatcher::set_state(const std::string& s) {
-  std::istringstream is(s);
-  std::string tag;
-  int64_t n = 0, b = 0, t = 0, drawn = 0;
-  if (!(is >> tag >> n >> b >> t >> drawn) || tag != "random-window-v1" || drawn < 0)
-    throw ValueError("RandomWindowBatcher::set_state: malformed state '" + s + "'");
-  if (n != static_cast<int64_t>(stream_.size()) || b != B_ || t != T_)
-    throw ValueError("RandomWindowBatcher::set_state: the state was saved for N=" + std::to_string(n) +
-                     ", B=" + std::to_string(b) + ", T=" + std::to_string(t) + " but this batcher has N=" +
-                     std::to_string(stream_.size()) + ", B=" + std::to_string(B_) + ", T=" + std::to_string(T_));
-  std::string rest;
-  std::getline(is >> std::ws, rest);
-  Rng r;
-  r.set_state(rest);
-  rng_ = r;
-  drawn_ = drawn;
+  auto describe = [](const std::vector<int64_t>& x) {
+    return "N=" + std::to_string(x[0]) + ", B=" + std::to_string(x[1]) + ", T=" + std::to_string(x[2]);
+  };
+  read_batcher_state(s, "random-window-v1", {static_cast<int64_t>(stream_.size()), B_, T_}, "RandomWindowBatcher",
+                     describe, drawn_, rng_);
 }
 
 // ---- SequentialBatcher ----

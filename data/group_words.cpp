@@ -1,9 +1,8 @@
 // Group word generation, training batches and evaluation sets (see group_words.hpp).
 #include "data/group_words.hpp"
 
-#include <sstream>
-
 #include "core/errors.hpp"
+#include "data/batcher_state.hpp"
 
 namespace liegrad::data {
 
@@ -109,27 +108,14 @@ Batch WordBatcher::next() {
 }
 
 std::string WordBatcher::state() const {
-  std::ostringstream os;
-  os << "words-v1 " << B_ << ' ' << min_len_ << ' ' << max_len_ << ' ' << drawn_ << ' ' << rng_.state();
-  return os.str();
+  return write_batcher_state("words-v1", {B_, min_len_, max_len_}, drawn_, rng_);
 }
 
 void WordBatcher::set_state(const std::string& s) {
-  std::istringstream is(s);
-  std::string tag;
-  int64_t b = 0, lo = 0, hi = 0, drawn = 0;
-  if (!(is >> tag >> b >> lo >> hi >> drawn) || tag != "words-v1" || drawn < 0)
-    throw ValueError("WordBatcher::set_state: malformed state '" + s + "'");
-  if (b != B_ || lo != min_len_ || hi != max_len_)
-    throw ValueError("WordBatcher::set_state: the state was saved for B=" + std::to_string(b) + ", lengths " +
-                     std::to_string(lo) + ".." + std::to_string(hi) + " but this batcher has B=" + std::to_string(B_) +
-                     ", lengths " + std::to_string(min_len_) + ".." + std::to_string(max_len_));
-  std::string rest;
-  std::getline(is >> std::ws, rest);
-  Rng r;
-  r.set_state(rest);
-  rng_ = r;
-  drawn_ = drawn;
+  auto describe = [](const std::vector<int64_t>& x) {
+    return "B=" + std::to_string(x[0]) + ", lengths " + std::to_string(x[1]) + ".." + std::to_string(x[2]);
+  };
+  read_batcher_state(s, "words-v1", {B_, min_len_, max_len_}, "WordBatcher", describe, drawn_, rng_);
 }
 
 Batch word_eval_set(const WordTask& task, uint64_t run_seed, WordSplit split, int64_t length, int64_t count) {

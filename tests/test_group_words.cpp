@@ -153,7 +153,17 @@ TEST_CASE("group words: batches are determined by the seed and the splits use di
   e.set_state(saved);
   CHECK(e.next().inputs == expected.inputs);
   data::WordBatcher other(task, 5, 1, 64, 1);
-  CHECK_THROWS_AS(other.set_state(saved), ValueError);
+  CHECK_THROWS_WITH_AS(other.set_state(saved),
+                       "WordBatcher::set_state: the state was saved for B=4, lengths 1..64 but this batcher has B=5, "
+                       "lengths 1..64",
+                       ValueError);
+  // A random-window batcher's state is not a word batcher's, nor the other way round.
+  const std::vector<int32_t> stream(100, 0);
+  data::RandomWindowBatcher windows(stream, 4, 8, 1);
+  const std::string not_windows = "RandomWindowBatcher::set_state: malformed state '" + saved + "'";
+  CHECK_THROWS_WITH_AS(windows.set_state(saved), not_windows.c_str(), ValueError);
+  const std::string not_words = "WordBatcher::set_state: malformed state '" + windows.state() + "'";
+  CHECK_THROWS_WITH_AS(e.set_state(windows.state()), not_words.c_str(), ValueError);
 
   // Every (run seed, split) pair has its own stream seed.
   std::set<uint64_t> seeds;

@@ -1,4 +1,5 @@
-// The training and exponential benchmarks (see bench.hpp).
+// The training, exponential and GEMM benchmarks (see bench.hpp): the library half of
+// `liegrad bench`, whose command line is apps/cmd_bench.cpp; bench/ sets it beside PyTorch.
 #include "train/bench.hpp"
 
 #include <cblas.h>
@@ -21,10 +22,10 @@
 #include "groups/expm_kernel.hpp"
 #include "groups/group.hpp"
 #include "models/model.hpp"
-#include "optim/clip.hpp"
 #include "train/checkpoint.hpp"
 #include "optim/optimizer.hpp"
 #include "train/run_config.hpp"
+#include "train/train_step.hpp"
 
 namespace liegrad::train {
 
@@ -50,6 +51,19 @@ int64_t vocab_of(const DataConfig& d, const std::string& data_dir) {
   if (d.dataset == "tinyshakespeare") return 65;
   if (d.dataset == "ptb_char") return 50;
   return data::load_corpus(d.dataset, data_dir, d.val_frac, d.test_frac).vocab.size();
+}
+
+// Runs f once to warm up, then `repeats` times timed: the spread of work / seconds.
+template <class F>
+Spread rates(int repeats, double work, F&& f) {
+  f();
+  std::vector<double> rate;
+  for (int r = 0; r < repeats; ++r) {
+    const auto t0 = Clock::now();
+    f();
+    rate.push_back(work / since(t0));
+  }
+  return spread(rate);
 }
 
 nlohmann::json spread_json(const Spread& s) { return {{"median", s.median}, {"min", s.min}, {"max", s.max}}; }
@@ -97,33 +111,21 @@ BenchResult bench_training(const nlohmann::json& config, const BenchOptions& opt
   bool have_first_loss = false;
   auto one_step = [&] {
     for (auto& x : stream) x = static_cast<int32_t>(rng.uniform() * static_cast<double>(V)) % static_cast<int32_t>(V);
-    std::vector<int32_t> inputs(static_cast<size_t>(B * T_)), targets(static_cast<size_t>(B * T_));
+    data::Batch batch;
+    batch.B = B;
+    batch.T = T_;
+    batch.inputs.resize(static_cast<size_t>(B * T_));
+    batch.targets.resize(static_cast<size_t>(B * T_));
     for (int64_t b = 0; b < B; ++b)
       for (int64_t i = 0; i < T_; ++i) {
-        inputs[static_cast<size_t>(b * T_ + i)] = stream[static_cast<size_t>(b * (T_ + 1) + i)];
-        targets[static_cast<size_t>(b * T_ + i)] = stream[static_cast<size_t>(b * (T_ + 1) + i + 1)];
+        batch.inputs[static_cast<size_t>(b * T_ + i)] = stream[static_cast<size_t>(b * (T_ + 1) + i)];
+        batch.targets[static_cast<size_t>(b * T_ + i)] = stream[static_cast<size_t>(b * (T_ + 1) + i + 1)];
       }
-    {
-      prof::Scope timed(prof::Family::Optimizer);
-      optimizer->zero_grad();
-    }
-    ag::Tape<float>::current().clear();
-    ag::Varf logits = model->forward(inputs, B, T_, recurrent ? &state : nullptr);
-    ag::Varf loss;
-    {
-      prof::Tag timed(prof::Family::Readout);
-      loss = ag::cross_entropy(logits, targets);
-    }
-    const double loss_value = loss.value().item();
-    if (!std::isfinite(loss_value)) throw NumericError("bench: non-finite loss");
+    const double loss = train_step(*model, *optimizer, batch, recurrent ? &state : nullptr, t.lr, t.clip).loss;
     if (!have_first_loss) {
-      first_loss = loss_value;
+      first_loss = loss;
       have_first_loss = true;
     }
-    ag::backward(loss);
-    prof::Scope timed(prof::Family::Optimizer);
-    optim::clip_grad_norm(model->parameters(), t.clip);
-    optimizer->step(t.lr);
   };
 
   for (int i = 0; i < opt.warmup; ++i) one_step();
@@ -321,16 +323,6 @@ ExpmBenchResult bench_expm(int64_t n, int64_t N, int repeats, int threads, doubl
     groups::expm_forward(N, n, A.data(), Q.data());
     groups::expm_pullback(N, n, A.data(), G.data(), dA.data());
   };
-  auto time_it = [&](auto&& f) {
-    f();  // warm-up
-    std::vector<double> rate;
-    for (int r = 0; r < repeats; ++r) {
-      const auto t0 = Clock::now();
-      f();
-      rate.push_back(static_cast<double>(N) / since(t0));
-    }
-    return spread(rate);
-  };
   ExpmBenchResult r;
   r.n = n;
   r.N = N;
@@ -344,9 +336,9 @@ ExpmBenchResult bench_expm(int64_t n, int64_t N, int repeats, int threads, doubl
   }
   r.threads = num_threads();
   const double cpu0 = process_cpu_seconds();
-  r.tape = time_it(tape_route);
+  r.tape = rates(repeats, static_cast<double>(N), tape_route);
   r.tape_per_cpu_s = static_cast<double>(N) * (repeats + 1) / std::max(process_cpu_seconds() - cpu0, 1e-9);
-  r.kernels = time_it(kernel_route);
+  r.kernels = rates(repeats, static_cast<double>(N), kernel_route);
   r.peak_rss_mib = peak_rss_mib();
   return r;
 }
@@ -379,17 +371,8 @@ GemmBenchResult bench_gemm(int64_t n, int repeats, int threads) {
   Rng rng(7);
   const Array<float> A = rng.normal_array<float>(Shape{n, n}), B = rng.normal_array<float>(Shape{n, n});
   Array<float> C(Shape{n, n});
-  const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
-  auto rate = [&](auto&& f) {
-    f();  // warm-up
-    std::vector<double> g;
-    for (int r = 0; r < repeats; ++r) {
-      const auto t0 = Clock::now();
-      f();
-      g.push_back(flops / since(t0) * 1e-9);
-    }
-    return spread(g);
-  };
+  const double gflop = 2e-9 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  auto rate = [&](auto&& f) { return rates(repeats, gflop, f); };
   GemmBenchResult r;
   r.n = n;
   r.repeats = repeats;

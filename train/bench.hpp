@@ -1,10 +1,12 @@
-// Throughput benchmarks behind `liegrad bench`.
+// Throughput benchmarks behind `liegrad bench`: the library half (a library so the tests
+// reach it); apps/cmd_bench.cpp is the command line, bench/ the PyTorch comparison scripts.
 //
 // bench_training: builds the model and optimizer of a run configuration, feeds them
 // synthetic uniformly random tokens of the configured vocabulary (no data is read for
 // the known datasets), runs `warmup` untimed and `steps` timed training steps at the
-// configured batch x seq_len (forward, cross-entropy, backward, clipping, optimizer
-// step; recurrent models carry their state across windows as in training) and
+// configured batch x seq_len (the trainer's own step, train/train_step.hpp, at the
+// configured lr without its schedule; recurrent models carry their state across
+// windows as in training) and
 // reports tokens per second per step (median, min, max), the share of the timed
 // steps spent per op family (core/profile.hpp; "other" is the rest; measured on
 // max(2, steps/4) further steps with the timers on, so they never touch the

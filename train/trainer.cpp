@@ -9,19 +9,18 @@
 #include <fstream>
 #include <sstream>
 
-#include "autograd/ops.hpp"
 #include "core/array_json.hpp"
 #include "core/parallel.hpp"
 #include "data/batcher.hpp"
 #include "data/datasets.hpp"
 #include "data/group_words.hpp"
-#include "optim/clip.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/schedule.hpp"
 #include "train/checkpoint.hpp"
 #include "train/distributed.hpp"
 #include "train/evaluate.hpp"
 #include "train/run_config.hpp"
+#include "train/train_step.hpp"
 #include "train/word_diagnosis.hpp"
 #include "train/word_eval.hpp"
 
@@ -195,29 +194,27 @@ class Run {
       // Language models carry recurrent state across windows; words are independent.
       const bool carry = model_->recurrent() && !words_;
       if (carry && batch.starts_new_pass) train_state_.clear();
-      optimizer_->zero_grad();
-      ag::Tape<float>::current().clear();
       // Dropout masks follow (seed, step), so a resumed run draws the same ones.
       // Ranks after the first draw their own masks (a different, equally valid draw).
       model_->begin_step((t.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(step_)) ^
                          (static_cast<uint64_t>(comm_.rank()) * 0xD1B54A32D192ED03ULL));
-      ag::Varf logits = model_->forward(batch.inputs, batch.B, batch.T, carry ? &train_state_ : nullptr);
-      // The mean over every position of -log p(target): the next symbol, or the running product.
-      ag::Varf loss = ag::cross_entropy(logits, batch.targets);
-      // The global batch's loss: the mean of the ranks' (their shares are of equal size).
-      const double local_loss = loss.value().item();
-      double sums[2] = {local_loss, words_ ? static_cast<double>(count_correct(logits.value(), batch.targets)) : 0.0};
-      comm_.sum(sums);
-      const double loss_value = sums[0] / comm_.size();
-      window_correct += static_cast<int64_t>(sums[1]);
-      if (!std::isfinite(loss_value)) fail_non_finite("loss", local_loss);
-      ag::backward(loss);
-      const auto reduce_start = Clock::now();
-      average_gradients(comm_, model_->parameters(), grad_buffer_);
-      window_allreduce += seconds_since(reduce_start);
-      const double norm = optim::clip_grad_norm(model_->parameters(), t.clip);
-      if (!std::isfinite(norm)) fail_non_finite("gradient norm", norm);
-      optimizer_->step(lr);
+      StepHooks hooks;
+      hooks.reduce_loss = [&](const Array<float>& logits, double local_loss) {
+        // The global batch's loss: the mean of the ranks' (their shares are of equal size).
+        double sums[2] = {local_loss, words_ ? static_cast<double>(count_correct(logits, batch.targets)) : 0.0};
+        comm_.sum(sums);
+        window_correct += static_cast<int64_t>(sums[1]);
+        return sums[0] / comm_.size();
+      };
+      hooks.reduce_gradients = [&] {
+        const auto reduce_start = Clock::now();
+        average_gradients(comm_, model_->parameters(), grad_buffer_);
+        window_allreduce += seconds_since(reduce_start);
+      };
+      hooks.non_finite = [this](const char* what, double value) { fail_non_finite(what, value); };
+      const StepOutcome outcome =
+          train_step(*model_, *optimizer_, batch, carry ? &train_state_ : nullptr, lr, t.clip, hooks);
+      const double loss_value = outcome.loss, norm = outcome.grad_norm;
       train_seconds_ += seconds_since(step_start);
       if (t.time_budget_s > 0) comm_.max({&train_seconds_, 1});  // one clock for the schedule on every rank
       const bool time_up = t.time_budget_s > 0 && train_seconds_ >= t.time_budget_s;
@@ -309,31 +306,15 @@ class Run {
       best_val = evaluate_bpc(*best.model, corpus_.val, t.seq_len);
       if (corpus_.test.size() >= 2) best_test = evaluate_bpc(*best.model, corpus_.test, t.seq_len);
     }
-    r.steps_done = steps_done;
     r.val_bpc = val.bpc;
     r.test_bpc = test.bpc;
     r.best_val_bpc = best_val.bpc;
     r.test_bpc_at_best = best_test.bpc;
-    r.best_step = best_step_;
-    r.stopped_early = stopped_early_;
-    r.seconds = seconds_since(t0) + elapsed_before_;
-    r.tokens_per_second = static_cast<double>(tokens_total) / std::max(seconds_since(t0), 1e-9);
-    nlohmann::json result = {{"model", model_->type()},
-                             {"parameters", r.parameters},
-                             {"steps", r.steps_done},
-                             {"tokens_seen", steps_done * t.batch * t.seq_len},
-                             {"val_bpc", r.val_bpc},
-                             {"test_bpc", r.test_bpc},
-                             {"best_val_bpc", r.best_val_bpc},
-                             {"best_step", r.best_step},
-                             {"test_bpc_at_best", r.test_bpc_at_best},
-                             {"stopped_early", r.stopped_early},
-                             {"wall_seconds", r.seconds},
-                             {"tokens_per_second", r.tokens_per_second},
-                             {"train_seconds", train_seconds_},
-                             {"threads", t.threads},
-                             {"config", resolved_}};
-    write_json_atomic((dir_ / "result.json").string(), result);
+    write_result(r, t0, tokens_total,
+                 {{"val_bpc", r.val_bpc},
+                  {"test_bpc", r.test_bpc},
+                  {"best_val_bpc", r.best_val_bpc},
+                  {"test_bpc_at_best", r.test_bpc_at_best}});
     say("validation BPC " + fixed(r.val_bpc) + ", test BPC " + fixed(r.test_bpc) + " after " +
         std::to_string(r.steps_done) + " steps (" + format_duration(r.seconds) + "); best checkpoint (step " +
         std::to_string(r.best_step) + "): validation " + fixed(r.best_val_bpc) + ", test " + fixed(r.test_bpc_at_best));
@@ -362,41 +343,52 @@ class Run {
       summary += (summary.empty() ? "" : ", ") + std::to_string(s.length) + ": " + fixed(s.position_acc);
     }
     const nlohmann::json reach = reach_99_step_ >= 0 ? nlohmann::json(reach_99_step_) : nlohmann::json();
-    r.steps_done = steps_done;
-    r.best_step = best_step_;
-    r.stopped_early = stopped_early_;
-    r.seconds = seconds_since(t0) + elapsed_before_;
-    r.tokens_per_second = static_cast<double>(tokens_total) / std::max(seconds_since(t0), 1e-9);
     r.words = {{"val", val.to_json()}, {"test", tests}, {"steps_to_99", reach}};
-    nlohmann::json result = {{"model", model_->type()},
-                             {"parameters", r.parameters},
-                             {"steps", r.steps_done},
-                             {"tokens_seen", tokens_seen_},
-                             {"task", rc_.data.dataset},
-                             {"input_vocab", words_->input_vocab()},
-                             {"classes", words_->classes()},
-                             {"val", val.to_json()},
-                             {"test", tests},
-                             {"steps_to_99", reach},
-                             {"best_val_loss", best_val_},
-                             {"best_step", best_step_},
-                             {"stopped_early", r.stopped_early},
-                             {"wall_seconds", r.seconds},
-                             {"tokens_per_second", r.tokens_per_second},
-                             {"train_seconds", train_seconds_},
-                             {"threads", t.threads},
-                             {"config", resolved_}};
+    nlohmann::json extra = {{"task", rc_.data.dataset},
+                            {"input_vocab", words_->input_vocab()},
+                            {"classes", words_->classes()},
+                            {"val", val.to_json()},
+                            {"test", tests},
+                            {"steps_to_99", reach},
+                            {"best_val_loss", best_val_}};
     // The group-structure diagnosis (train/word_diagnosis.hpp) for OSM-RNN runs.
     if (const auto diagnosis = diagnose_word_model(*model_, *words_, t.seed, drift_lengths(rc_.data.eval_lengths),
                                                    kDriftWords)) {
       r.words["diagnosis"] = diagnosis->to_json();
-      result["diagnosis"] = diagnosis->to_json();
+      extra["diagnosis"] = diagnosis->to_json();
     }
-    write_json_atomic((dir_ / "result.json").string(), result);
+    write_result(r, t0, tokens_total, extra);
     say("validation accuracy " + fixed(val.position_acc) + " at length " + std::to_string(val.length) +
         "; test accuracy by length: " + summary + " after " + std::to_string(steps_done) + " steps (" +
         format_duration(r.seconds) + ")");
     return r;
+  }
+
+  // The end of a run, of either kind: sets r's closing figures (steps, best step, times)
+  // and writes result.json, those figures with the model, its size and the resolved
+  // configuration beside the task's own (`own`: BPC for language models, accuracies for
+  // word tasks).
+  void write_result(TrainResult& r, Clock::time_point t0, int64_t tokens_total, nlohmann::json own) {
+    const TrainConfig& t = rc_.train;
+    r.steps_done = step_;  // t.steps, or fewer when the time budget ran out
+    r.best_step = best_step_;
+    r.stopped_early = stopped_early_;
+    r.seconds = seconds_since(t0) + elapsed_before_;
+    r.tokens_per_second = static_cast<double>(tokens_total) / std::max(seconds_since(t0), 1e-9);
+    // Word lengths vary, so word tasks count (and checkpoint) the positions they trained on.
+    const int64_t tokens_seen = words_ ? tokens_seen_ : r.steps_done * t.batch * t.seq_len;
+    own.update(nlohmann::json{{"model", model_->type()},
+                              {"parameters", r.parameters},
+                              {"steps", r.steps_done},
+                              {"tokens_seen", tokens_seen},
+                              {"best_step", r.best_step},
+                              {"stopped_early", r.stopped_early},
+                              {"wall_seconds", r.seconds},
+                              {"tokens_per_second", r.tokens_per_second},
+                              {"train_seconds", train_seconds_},
+                              {"threads", t.threads},
+                              {"config", resolved_}});
+    write_json_atomic((dir_ / "result.json").string(), own);
   }
 
   static std::string fixed(double v) {
