@@ -1,12 +1,15 @@
 // `liegrad params --config FILE [--set k=v ...] [--match N] [--json]`: the model's
 // parameter count (m degrees of freedom per group element) with a per-tensor
-// breakdown; --match N prints the config whose size knob gives the count closest to N.
+// breakdown; --match N prints the config whose size knob (the model type's registry
+// entry, models/registry.hpp) gives the count closest to N; --help lists every type's
+// knob and config keys.
 #include <cstdio>
 
 #include "apps/commands.hpp"
 #include "data/datasets.hpp"
 #include "data/group_words.hpp"
 #include "models/param_search.hpp"
+#include "models/registry.hpp"
 #include "train/run_config.hpp"
 
 namespace liegrad::app {
@@ -27,8 +30,16 @@ int cmd_params(const std::vector<std::string>& argv) {
     std::printf(
         "usage: liegrad params --config FILE [--set key=value ...] [--match N] [--json]\n"
         "Prints the parameter count and a per-tensor breakdown. With --match N, searches the\n"
-        "model's size knob (d then layers for OSM models, D for the transformer, hidden for the\n"
-        "RNNs) for the count closest to N and prints that config.\n");
+        "model's size knob for the count closest to N and prints that config.\n"
+        "Model types (with --plugin LIB.so, its types too), their --match knob and model keys:\n");
+    for (const std::string& type : models::model_types()) {
+      const models::ModelSpec& spec = models::find_model_spec(type);
+      std::string keys;
+      for (const auto& k : spec.info.keys) keys += (keys.empty() ? "" : ", ") + k;
+      std::printf("  %s: --match varies %s; keys: %s\n", type.c_str(),
+                  spec.info.knob ? spec.info.knob.description.c_str() : "nothing (no knob)",
+                  keys.empty() ? "(not listed)" : keys.c_str());
+    }
     return 0;
   }
   if (!args.has("config")) throw UsageError("--config FILE is required");

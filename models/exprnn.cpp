@@ -1,7 +1,7 @@
-// expRNN forward pass (see exprnn.hpp). Initialisation: the transition starts at
-// Henaff et al. (2016)'s block-diagonal rotations with angles uniform in [-pi, pi]
-// (the "henaff" init of expRNN); input columns N(0, 1/h); modReLU bias U(-0.01, 0.01);
-// head as nn.Linear, U(-1/sqrt(h), 1/sqrt(h)).
+// expRNN forward pass and registry entry (see exprnn.hpp). Initialisation: the
+// transition starts at Henaff et al. (2016)'s block-diagonal rotations with angles
+// uniform in [-pi, pi] (the "henaff" init of expRNN); input columns N(0, 1/h); modReLU
+// bias U(-0.01, 0.01); head as nn.Linear, U(-1/sqrt(h), 1/sqrt(h)).
 #include "models/exprnn.hpp"
 
 #include <cmath>
@@ -10,6 +10,7 @@
 #include "groups/expm.hpp"
 #include "groups/group_ops.hpp"
 #include "core/config.hpp"
+#include "models/param_search.hpp"
 
 namespace liegrad::models {
 
@@ -65,5 +66,14 @@ ag::Var<T> ExpRnn<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int
 
 template class ExpRnn<float>;
 template class ExpRnn<double>;
+
+ModelSpec exprnn_spec() {
+  // 6 h^2 + 6 h V + 6 h^3 P (train/bench.hpp).
+  auto flops = [](const nlohmann::json& m, int64_t V, int64_t, double exp_products_per_token) {
+    const double h = resolved_key(m, "hidden").get<double>();
+    return 6 * h * h + 6 * h * static_cast<double>(V) + 6 * h * h * h * exp_products_per_token;
+  };
+  return model_spec<ExpRnn>("exprnn", {.keys = {"hidden"}, .knob = integer_knob("hidden", 2, 4096), .flops_per_token = flops});
+}
 
 }  // namespace liegrad::models

@@ -12,6 +12,7 @@
 // Count: h(h-1)/2 + V*h + h + h*C + C (C = V for a language model). State: h (B,h).
 #pragma once
 #include "models/model_base.hpp"
+#include "models/registry.hpp"
 
 namespace liegrad::models {
 
@@ -29,5 +30,8 @@ class ExpRnn : public ModelBase<T> {
   std::shared_ptr<const groups::Group> group_;  // SO(hidden)
   ag::Var<T> transition_, input_, bias_, head_w_, head_b_;
 };
+
+// The registry entry of "exprnn" (models/registry.hpp): factory, keys, --match knob, FLOPs.
+ModelSpec exprnn_spec();
 
 }  // namespace liegrad::models

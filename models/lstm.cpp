@@ -1,4 +1,5 @@
-// LSTM forward pass over a window, carrying (h, c) per layer (see lstm.hpp).
+// LSTM forward pass over a window, carrying (h, c) per layer, and its registry entry
+// (see lstm.hpp).
 // Initialisation follows PyTorch's nn.LSTM / nn.Linear: U(-1/sqrt(h), 1/sqrt(h)),
 // embedding N(0, 1), then the forget-gate bias set to 1 (Jozefowicz et al. 2015).
 #include "models/lstm.hpp"
@@ -9,6 +10,7 @@
 #include "core/profile.hpp"
 #include "kernels/lstm_scan.hpp"
 #include "core/config.hpp"
+#include "models/param_search.hpp"
 
 namespace liegrad::models {
 
@@ -76,5 +78,14 @@ ag::Var<T> Lstm<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int64
 
 template class Lstm<float>;
 template class Lstm<double>;
+
+ModelSpec lstm_spec() {
+  // 48 L h^2 + 6 h V (train/bench.hpp).
+  auto flops = [](const nlohmann::json& m, int64_t V, int64_t, double) {
+    const double h = resolved_key(m, "hidden").get<double>(), L = resolved_key(m, "layers").get<double>();
+    return 48 * L * h * h + 6 * h * static_cast<double>(V);
+  };
+  return model_spec<Lstm>("lstm", {.keys = {"hidden", "layers"}, .knob = integer_knob("hidden", 2, 4096), .flops_per_token = flops});
+}
 
 }  // namespace liegrad::models

@@ -12,6 +12,7 @@
 // the recurrence as one (rows x h) by (h x 4h) product per step and thread.
 #pragma once
 #include "models/model_base.hpp"
+#include "models/registry.hpp"
 
 namespace liegrad::models {
 
@@ -32,5 +33,8 @@ class Lstm : public ModelBase<T> {
   ag::Var<T> embed_, head_w_, head_b_;
   std::vector<Layer> cells_;
 };
+
+// The registry entry of "lstm" (models/registry.hpp): factory, keys, --match knob, FLOPs.
+ModelSpec lstm_spec();
 
 }  // namespace liegrad::models

@@ -76,12 +76,13 @@ class Model {
 // initialisation): 2^28, 1 GiB of float parameters, far beyond what 2 CPU cores train.
 inline constexpr int64_t kMaxModelElements = int64_t(1) << 28;
 
-// Builds a model from its config section (see docs/ and configs/); `vocab` is the
-// input vocabulary size V and `classes` the readout size C (<= 0: C = V, a language
-// model); initial weights are drawn from `seed`. Unknown type or keys and
-// out-of-range values throw ConfigError naming them; a model needing more than
-// kMaxModelElements array elements throws ValueError. Types registered with
-// register_model are built by their factories (language models: C = V).
+// Builds a model from its config section (see docs/ and configs/) with the factory of
+// its type's registry entry (models/registry.hpp: the built-in types and registered
+// ones alike); `vocab` is the input vocabulary size V and `classes` the readout size C
+// (<= 0: C = V, a language model); initial weights are drawn from `seed`. An unknown
+// type (find_model_spec's one-line message), unknown keys and out-of-range values
+// throw ConfigError naming them; a model needing more than kMaxModelElements array
+// elements throws ValueError.
 template <class T>
 std::unique_ptr<Model<T>> make_model(const nlohmann::json& model_config, int64_t vocab, uint64_t seed,
                                      int64_t classes = 0);

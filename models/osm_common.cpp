@@ -8,14 +8,19 @@
 #include "core/profile.hpp"
 #include "groups/expm.hpp"
 #include "groups/group_ops.hpp"
+#include "models/registry.hpp"
 
 namespace liegrad::models {
 
 using ag::ParamRole;
 
-OsmCommonConfig OsmCommonConfig::read(ConfigReader& c, nlohmann::json& resolved, const std::string& default_group) {
+std::vector<std::string> OsmCommonConfig::keys() {
+  return {"group", "mixing", "rank", "group_param", "init_scale", "dropout"};
+}
+
+OsmCommonConfig OsmCommonConfig::read(ConfigReader& c, nlohmann::json& resolved) {
   OsmCommonConfig o;
-  const std::string group = c.get_string("group", default_group);
+  const std::string group = c.get_string("group", kDefaultOsmGroup);
   try {
     o.group = groups::make_group(group);
   } catch (const ValueError& e) {
@@ -40,6 +45,18 @@ OsmCommonConfig OsmCommonConfig::read(ConfigReader& c, nlohmann::json& resolved,
   resolved["init_scale"] = o.init_scale;
   if (o.dropout > 0) resolved["dropout"] = o.dropout;  // only when set: older runs resolve as before
   return o;
+}
+
+OsmFlops osm_flops(const nlohmann::json& m, int64_t V, double exp_products_per_token) {
+  const auto g = groups::make_group(resolved_key(m, "group").get<std::string>());
+  OsmFlops f;
+  f.n = static_cast<double>(g->n());
+  f.n3 = f.n * f.n * f.n;
+  const double dim = static_cast<double>(g->dim());
+  f.mixing = resolved_key(m, "mixing").get<std::string>() == "identity" ? 0.0 : 6 * dim * dim;
+  f.exps = 6 * f.n3 * exp_products_per_token;
+  f.readout = 6 * f.n * f.n * static_cast<double>(V);
+  return f;
 }
 
 template <class T>

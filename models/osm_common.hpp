@@ -1,5 +1,6 @@
 // Pieces shared by the OSM models (docs/models.md §3): the tangent mixing Gamma, the
-// prototype readout, the exponential update, and the config keys both models read.
+// prototype readout, the exponential update, the config keys both models read (and
+// their default group, kDefaultOsmGroup), and the FLOP terms both models' counts share.
 //
 //   mixing  identity: u = vee(Pi(R));  linear: u = Gamma vee(Pi(R)), Gamma (m,m) = I at
 //           init;  lowrank: Gamma = I + U V^T with U, V (m,r), U = 0 at init (so
@@ -22,6 +23,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/rng.hpp"
 #include "groups/group.hpp"
@@ -33,7 +35,10 @@ namespace liegrad::models {
 
 enum class MixingKind { Identity, Linear, LowRank, Bounded };
 
-// Config shared by osm_rnn and osmformer: group, mixing, rank, group_param, init_scale.
+// model.group when the config names none, for both OSM models.
+inline constexpr const char* kDefaultOsmGroup = "SO(16)";
+
+// Config shared by osm_rnn and osmformer: group, mixing, rank, group_param, init_scale, dropout.
 struct OsmCommonConfig {
   std::shared_ptr<const groups::Group> group;
   MixingKind mixing = MixingKind::Linear;
@@ -42,8 +47,20 @@ struct OsmCommonConfig {
   double init_scale = 1.0;
   double dropout = 0.0;  // update dropout probability p (model.dropout)
   // Reads the keys from `c` and writes the resolved values back into `resolved`.
-  static OsmCommonConfig read(ConfigReader& c, nlohmann::json& resolved, const std::string& default_group);
+  static OsmCommonConfig read(ConfigReader& c, nlohmann::json& resolved);
+  // The keys read, for the models' registry entries.
+  static std::vector<std::string> keys();
 };
+
+// The FLOP terms both OSM models' counts share (train/bench.hpp), from a resolved
+// config: n the stored side of the group, the mixing's 6 m^2 (0 for identity mixing),
+// the exponentials' 6 n^3 P (each forward product is one n x n product, 2 n^3, and its
+// pullback two more: the tangent program replays the cached values) and the
+// readout's 6 n^2 V.
+struct OsmFlops {
+  double n = 0, n3 = 0, mixing = 0, exps = 0, readout = 0;
+};
+OsmFlops osm_flops(const nlohmann::json& resolved, int64_t vocab, double exp_products_per_token);
 
 template <class T>
 class TangentMixing {

@@ -1,4 +1,4 @@
-// OSM-RNN forward pass (see osm_rnn.hpp).
+// OSM-RNN forward pass, config and registry entry (see osm_rnn.hpp).
 #include "models/osm_rnn.hpp"
 
 #include "autograd/ops.hpp"
@@ -7,6 +7,7 @@
 #include "groups/expm.hpp"
 #include "groups/group_ops.hpp"
 #include "kernels/osm_scan.hpp"
+#include "models/param_search.hpp"
 
 namespace liegrad::models {
 
@@ -15,7 +16,7 @@ OsmRnn<T>::OsmRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed, in
     : ModelBase<T>(config, vocab, classes) {
   ConfigReader c(config, "model");
   c.allow({"type", "comment"});
-  cfg_ = OsmCommonConfig::read(c, this->config_, "SO(16)");
+  cfg_ = OsmCommonConfig::read(c, this->config_);
   const std::string drive = c.get_string("rnn_drive", "relative", {"relative", "token", "both", "element"});
   drive_ = drive == "relative" ? Drive::Relative
            : drive == "token"  ? Drive::Token
@@ -108,5 +109,26 @@ Array<T> OsmRnn<T>::prototypes() const {
 
 template class OsmRnn<float>;
 template class OsmRnn<double>;
+
+namespace {
+
+// 12 n^3 (6 n^3 with the token drive) + 6 m^2 + 4 n^3 / k + 6 n^2 V + 6 n^3 P
+// (train/bench.hpp), k = renormalize_every.
+double osm_rnn_flops(const nlohmann::json& m, int64_t V, int64_t, double exp_products_per_token) {
+  const OsmFlops f = osm_flops(m, V, exp_products_per_token);
+  const double n3 = f.n3;
+  const std::string drive = resolved_key(m, "rnn_drive").get<std::string>();
+  const double relative = drive == "token" || drive == "element" ? 6 * n3 : 12 * n3;  // element: the token scan on hat(b)
+  const double every = resolved_key(m, "renormalize_every").get<double>();
+  return relative + f.mixing + (every > 0 ? 4 * n3 / every : 0.0) + f.exps + f.readout;
+}
+
+}  // namespace
+
+ModelSpec osm_rnn_spec() {
+  std::vector<std::string> keys = OsmCommonConfig::keys();
+  for (const char* k : {"rnn_drive", "renormalize_every"}) keys.push_back(k);
+  return model_spec<OsmRnn>("osm_rnn", {.keys = keys, .knob = group_size_knob(false), .flops_per_token = osm_rnn_flops});
+}
 
 }  // namespace liegrad::models

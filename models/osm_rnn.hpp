@@ -21,6 +21,7 @@
 // hand-written backward through time.
 #pragma once
 #include "models/osm_common.hpp"
+#include "models/registry.hpp"
 
 namespace liegrad::models {
 
@@ -57,5 +58,8 @@ class OsmRnn : public ModelBase<T> {
   TangentMixing<T> mix_;
   UpdateDropout<T> dropout_;
 };
+
+// The registry entry of "osm_rnn" (models/registry.hpp): factory, keys, --match knob, FLOPs.
+ModelSpec osm_rnn_spec();
 
 }  // namespace liegrad::models

@@ -32,6 +32,7 @@
 // layers.l.mix (shared), each (m,m) (lowrank: .u, .v).
 #pragma once
 #include "models/osm_common.hpp"
+#include "models/registry.hpp"
 
 namespace liegrad::models {
 
@@ -92,5 +93,8 @@ class OsmFormer : public ModelBase<T> {
 // "relative" | "on" | "combined" | "token" | "off" -> Grounding; the canonical name back.
 Grounding parse_grounding(const std::string& s);
 std::string grounding_name(Grounding g);
+
+// The registry entry of "osmformer" (models/registry.hpp): factory, keys, --match knob, FLOPs.
+ModelSpec osmformer_spec();
 
 }  // namespace liegrad::models

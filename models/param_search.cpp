@@ -4,10 +4,9 @@
 #include "models/param_search.hpp"
 
 #include <cstdlib>
-#include <regex>
 
 #include "core/errors.hpp"
-#include "groups/group.hpp"
+#include "groups/group_kinds.hpp"
 #include "models/model.hpp"
 
 namespace liegrad::models {
@@ -24,11 +23,9 @@ int64_t count_parameters(const nlohmann::json& model_config, int64_t V, int64_t 
   return make_model<float>(model_config, V, 0, C)->parameter_count();
 }
 
-namespace {
-
-// Picks the value in [lo, hi] (stepping by `step`) whose count is closest to target.
-template <class Set>
-int64_t best_value(int64_t lo, int64_t hi, int64_t step, int64_t target, Set&& count_at) {
+int64_t closest_value(int64_t lo, int64_t hi, int64_t step, int64_t target,
+                      const std::function<int64_t(int64_t)>& count_at) {
+  if (step < 1) throw ValueError("closest_value: step must be >= 1, got " + std::to_string(step));
   int64_t best = lo, best_err = INT64_MAX;
   for (int64_t v = lo; v <= hi; v += step) {
     const int64_t c = count_at(v);
@@ -42,56 +39,47 @@ int64_t best_value(int64_t lo, int64_t hi, int64_t step, int64_t target, Set&& c
   return best;
 }
 
-}  // namespace
+SizeKnob integer_knob(const std::string& key, int64_t lo, int64_t hi, int64_t step) {
+  return {key, [=](const nlohmann::json& config, const nlohmann::json&, int64_t target, const ParameterCounter& count) {
+            nlohmann::json cfg = config;
+            cfg[key] = closest_value(lo, hi, step, target, [&](int64_t v) {
+              nlohmann::json c = config;
+              c[key] = v;
+              return count(c);
+            });
+            return cfg;
+          }};
+}
+
+SizeKnob group_size_knob(bool then_layers) {
+  return {then_layers ? "d of the group, then layers" : "d of the group",
+          [then_layers](const nlohmann::json& config, const nlohmann::json& resolved, int64_t target,
+                        const ParameterCounter& count) {
+            const std::string group = resolved_key(resolved, "group").get<std::string>();
+            const auto factors = groups::parse_group_spelling(group);
+            if (factors.size() != 1)
+              throw ConfigError("--match: model.group '" + group +
+                                "' is not a single group like SO(16); choose d by hand for products");
+            const groups::GroupKind& kind = *factors.front().kind;
+            auto with_d = [&](int64_t d) {
+              nlohmann::json c = config;
+              c["group"] = kind.spelling(d);
+              return c;
+            };
+            nlohmann::json cfg = with_d(closest_value(kind.min_d, 128, 1, target, [&](int64_t d) { return count(with_d(d)); }));
+            if (then_layers) cfg = integer_knob("layers", 1, 48).match(cfg, resolved, target, count);
+            return cfg;
+          }};
+}
 
 nlohmann::json match_parameter_count(const nlohmann::json& model_config, int64_t V, int64_t target, int64_t C) {
+  const ModelSpec& spec = model_spec_of(model_config);
   if (target < 1) throw ValueError("--match: target count must be positive, got " + std::to_string(target));
-  nlohmann::json cfg = model_config;
-  const std::string type = cfg.value("type", "");
-  auto count = [&](const nlohmann::json& c) { return count_parameters(c, V, C); };
-  if (type == "osmformer" || type == "osm_rnn") {
-    const std::string group = cfg.value("group", "SO(16)");
-    static const std::regex single(R"(^\s*(SO|O|U|SU|T)\s*\(\s*(\d+)\s*\)\s*$)", std::regex::icase);
-    std::smatch mt;
-    if (!std::regex_match(group, mt, single))
-      throw ConfigError("--match: model.group '" + group +
-                        "' is not a single group like SO(16); choose d by hand for products");
-    const std::string kind = mt[1].str();
-    const int64_t dmin = (kind == "SO" || kind == "O" || kind == "SU") ? 2 : 1;
-    auto with_d = [&](int64_t d) {
-      nlohmann::json c = cfg;
-      c["group"] = kind + "(" + std::to_string(d) + ")";
-      return c;
-    };
-    const int64_t d = best_value(dmin, 128, 1, target, [&](int64_t v) { return count(with_d(v)); });
-    cfg = with_d(d);
-    if (type == "osmformer") {
-      const int64_t L = best_value(1, 48, 1, target, [&](int64_t v) {
-        nlohmann::json c = cfg;
-        c["layers"] = v;
-        return count(c);
-      });
-      cfg["layers"] = L;
-    }
-  } else if (type == "transformer") {
-    const int64_t heads = cfg.value("heads", 4);
-    const int64_t D = best_value(heads, 4096, heads, target, [&](int64_t v) {
-      nlohmann::json c = cfg;
-      c["D"] = v;
-      return count(c);
-    });
-    cfg["D"] = D;
-  } else if (type == "lstm" || type == "exprnn") {
-    const int64_t h = best_value(2, 4096, 1, target, [&](int64_t v) {
-      nlohmann::json c = cfg;
-      c["hidden"] = v;
-      return count(c);
-    });
-    cfg["hidden"] = h;
-  } else {
-    throw ConfigError("--match: unknown model type '" + type + "'");
-  }
-  return cfg;
+  if (!spec.info.knob)
+    throw ConfigError("--match: model type '" + spec.name + "' declares no size knob (its registry entry has none)");
+  const nlohmann::json resolved = make_model<float>(model_config, V, 0, C)->config();
+  return spec.info.knob.match(model_config, resolved, target,
+                              [&](const nlohmann::json& c) { return count_parameters(c, V, C); });
 }
 
 }  // namespace liegrad::models

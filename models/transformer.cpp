@@ -1,6 +1,6 @@
-// Transformer baseline forward pass (see transformer.hpp). Initialisation follows
-// GPT-2 (Radford et al. 2019): weights N(0, 0.02^2), residual output projections
-// scaled by 1/sqrt(2L), biases 0, LayerNorm gains 1.
+// Transformer baseline forward pass and registry entry (see transformer.hpp).
+// Initialisation follows GPT-2 (Radford et al. 2019): weights N(0, 0.02^2), residual
+// output projections scaled by 1/sqrt(2L), biases 0, LayerNorm gains 1.
 #include "models/transformer.hpp"
 
 #include <cmath>
@@ -9,6 +9,7 @@
 #include "core/profile.hpp"
 #include "kernels/causal_mha.hpp"
 #include "core/config.hpp"
+#include "models/param_search.hpp"
 
 namespace liegrad::models {
 
@@ -128,5 +129,23 @@ ag::Var<T> Transformer<T>::forward(const std::vector<int32_t>& inputs, int64_t B
 
 template class Transformer<float>;
 template class Transformer<double>;
+
+ModelSpec transformer_spec() {
+  // D over multiples of heads.
+  SizeKnob knob{"D (a multiple of heads)", [](const nlohmann::json& config, const nlohmann::json& resolved,
+                                              int64_t target, const ParameterCounter& count) {
+                  const int64_t heads = resolved_key(resolved, "heads").get<int64_t>();
+                  return integer_knob("D", heads, 4096, heads).match(config, resolved, target, count);
+                }};
+  // L (72 D^2 + 6 T D) + 6 D V (train/bench.hpp).
+  auto flops = [](const nlohmann::json& m, int64_t V, int64_t T_, double) {
+    const double D = resolved_key(m, "D").get<double>(), L = resolved_key(m, "layers").get<double>();
+    return L * (72 * D * D + 6 * static_cast<double>(T_) * D) + 6 * D * static_cast<double>(V);
+  };
+  return model_spec<Transformer>(
+      "transformer", {.keys = {"D", "layers", "heads", "dropout", "positional", "init_std", "head"},
+                      .knob = knob,
+                      .flops_per_token = flops});
+}
 
 }  // namespace liegrad::models

@@ -12,6 +12,7 @@
 #pragma once
 #include "core/rng.hpp"
 #include "models/model_base.hpp"
+#include "models/registry.hpp"
 
 namespace liegrad::models {
 
@@ -40,5 +41,8 @@ class Transformer : public ModelBase<T> {
   std::vector<Block> blocks_;
   Rng dropout_rng_;
 };
+
+// The registry entry of "transformer" (models/registry.hpp): factory, keys, --match knob, FLOPs.
+ModelSpec transformer_spec();
 
 }  // namespace liegrad::models

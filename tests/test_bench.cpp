@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "core/errors.hpp"
 #include "tests/train_test_utils.hpp"
 #include "train/bench.hpp"
 
@@ -91,7 +92,12 @@ TEST_CASE("bench: the FLOP model's closed forms") {
   CHECK(train::training_flops_per_token(rnn, 10, 8, 0.0) == doctest::Approx(12 * 64 + 6 * 16 + 4 * 64 / 16.0 + 6 * 16 * 10));
   const json tr = {{"type", "transformer"}, {"D", 8}, {"layers", 2}};
   CHECK(train::training_flops_per_token(tr, 10, 8) == doctest::Approx(2 * (72 * 64 + 6 * 8 * 8) + 6 * 8 * 10));
-  CHECK(train::training_flops_per_token(json{{"type", "unknown"}}, 10, 8) == 0);
+  // An unknown type is the registry's one-line error (tests/test_registry.cpp), and the
+  // count reads the resolved config: a missing key is named, not defaulted.
+  CHECK_THROWS_WITH_AS(train::training_flops_per_token(json{{"type", "unknown"}}, 10, 8),
+                       doctest::Contains("unknown model type 'unknown'"), ConfigError);
+  CHECK_THROWS_WITH_AS(train::training_flops_per_token(json{{"type", "transformer"}, {"layers", 2}}, 10, 8),
+                       doctest::Contains("model.D"), ConfigError);
 }
 
 TEST_CASE("bench: bad arguments are usage errors naming the option or file") {

@@ -2,8 +2,9 @@
 // every group): sizes and names, the spec's projection formulas, exact values of exp
 // and log, the SU log across the cut, broadcasting, the inner product identities, Haar
 // samples (determinants and trace moments), the block structure of tori and products,
-// trivial groups, float against double, make_group's spellings and errors, shape
-// errors, the tape ops (check_vjp and exact adjoints) and the structure kernel.
+// trivial groups, float against double, the group-kinds table, make_group's spellings
+// and errors, shape errors, the tape ops (check_vjp and exact adjoints) and the
+// structure kernel.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "core/rng.hpp"
 #include "groups/expm.hpp"
 #include "groups/group.hpp"
+#include "groups/group_kinds.hpp"
 #include "groups/group_ops.hpp"
 #include "groups/real_form.hpp"
 #include "tests/test_helpers.hpp"
@@ -338,6 +340,31 @@ TEST_CASE("float batch operations agree with double") {
     CHECK(max_abs_diff(g->exp(g->hat(uf)).cast<double>(), g->exp(g->hat(u))) < 1e-5);
     CHECK(g->defect(g->sample<float>(rng, 2)) < 1e-5);
   }
+}
+
+TEST_CASE("the group-kinds table: builders, smallest non-trivial d, and the factors of a spelling") {
+  std::vector<std::string> names;
+  for (const GroupKind& k : group_kinds()) {
+    INFO(k.name);
+    names.push_back(k.name);
+    CHECK(k.make(3)->name() == k.spelling(3));
+    CHECK(make_group(k.spelling(3))->name() == k.spelling(3));
+    // min_d is the first d whose algebra is not zero.
+    CHECK(k.make(k.min_d)->dim() > 0);
+    if (k.min_d > 1) CHECK(k.make(k.min_d - 1)->dim() == 0);
+    CHECK(find_group_kind(k.name) == &k);
+  }
+  CHECK(names == std::vector<std::string>{"SO", "O", "U", "SU", "T"});
+  CHECK(find_group_kind("su") == find_group_kind("SU"));
+  CHECK(find_group_kind("SP") == nullptr);
+  const auto factors = parse_group_spelling(" so(3) \xC3\x97 U ( 2 )");
+  REQUIRE(factors.size() == 2);
+  CHECK(factors[0].kind->name == "SO");
+  CHECK(factors[0].d == 3);
+  CHECK(factors[1].kind->name == "U");
+  CHECK(factors[1].d == 2);
+  CHECK(parse_group_spelling("T(16)").size() == 1);
+  CHECK_THROWS_WITH_AS(parse_group_spelling("SP(3)"), doctest::Contains("unknown group \"SP\""), ValueError);
 }
 
 TEST_CASE("make_group spellings and errors") {

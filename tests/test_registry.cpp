@@ -1,20 +1,32 @@
 // The library API that code outside liegrad builds on: the model registry
-// (models/registry.hpp), plugin loading errors (models/plugin.hpp), checkpoints from
-// any training loop (train::write_checkpoint) and the trainer's per-step callback
+// (models/registry.hpp: a toy type added by its class and one registration works with
+// make_model, --match and the FLOP count; an unknown type is one error everywhere; the
+// built-in entries list the keys their constructors read and keep their --match
+// results), plugin loading errors (models/plugin.hpp), checkpoints from any training
+// loop (train::write_checkpoint) and the trainer's per-step callback
 // (TrainOptions::on_step). The plugin path itself is exercised end to end by the
 // install test (tests/install_test.sh) with examples/external.
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "autograd/linear.hpp"
+#include "autograd/nn_ops.hpp"
+#include "core/config.hpp"
 #include "core/errors.hpp"
+#include "core/rng.hpp"
 #include "data/datasets.hpp"
 #include "models/osm_rnn.hpp"
+#include "models/param_search.hpp"
 #include "models/plugin.hpp"
 #include "models/registry.hpp"
 #include "tests/train_test_utils.hpp"
+#include "train/bench.hpp"
 #include "train/checkpoint.hpp"
 #include "train/evaluate.hpp"
 #include "train/trainer.hpp"
@@ -47,7 +59,199 @@ void register_once() {
 
 const json kModel = {{"type", "test_renamed_rnn"}, {"group", "SO(3)"}};
 
+// A new model type: embedding (V,h), then a linear head (h,C) with bias. Count
+// V h + h C + C.
+template <class T>
+class ToyBigram : public models::ModelBase<T> {
+ public:
+  ToyBigram(const json& config, int64_t vocab, uint64_t seed, int64_t classes)
+      : models::ModelBase<T>(config, vocab, classes) {
+    ConfigReader c(config, "model");
+    c.allow({"type", "comment"});
+    const int64_t h = c.get_int("hidden", 4, 1);
+    c.finish();
+    this->config_ = {{"type", "test_toy_bigram"}, {"hidden", h}};
+    Rng rng(seed);
+    embed_ = this->add_param("embed", rng.normal_array<T>(Shape{vocab, h}), ag::ParamRole::Weight);
+    head_w_ = this->add_param("head.weight", rng.normal_array<T>(Shape{h, this->C_}, 0.1), ag::ParamRole::Weight);
+    head_b_ = this->add_param("head.bias", Array<T>(Shape{this->C_}), ag::ParamRole::Bias);
+  }
+  std::string type() const override { return "test_toy_bigram"; }
+  ag::Var<T> forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, models::RecurrentState<T>*) override {
+    return ag::linear(ag::embedding(embed_, inputs, {B, T_}), head_w_, head_b_);
+  }
+
+ private:
+  ag::Var<T> embed_, head_w_, head_b_;
+};
+
+// 6 h V: the head's product, forward and backward (the embedding is a gather).
+double toy_flops(const json& m, int64_t V, int64_t, double) {
+  return 6.0 * models::resolved_key(m, "hidden").get<double>() * static_cast<double>(V);
+}
+
+void register_toy_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // The one registration line.
+    models::register_model(models::model_spec<ToyBigram>(
+        "test_toy_bigram",
+        {.keys = {"hidden"}, .knob = models::integer_knob("hidden", 1, 1000), .flops_per_token = toy_flops}));
+  });
+}
+
+// The message of the ConfigError `f` throws ("" when none).
+template <class F>
+std::string config_error(F&& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 }  // namespace
+
+TEST_CASE("a model type added by its class and one registration works with make_model, --match and FLOPs") {
+  register_toy_once();
+  const auto types = models::model_types();
+  CHECK(std::find(types.begin(), types.end(), "test_toy_bigram") != types.end());
+  CHECK(models::find_model_spec("test_toy_bigram").info.keys == std::vector<std::string>{"hidden"});
+
+  auto lm = models::make_model<double>({{"type", "test_toy_bigram"}, {"hidden", 3}}, 7, 1);
+  CHECK(lm->type() == "test_toy_bigram");
+  CHECK(lm->parameter_count() == 7 * 3 + 3 * 7 + 7);
+  // The class takes the class count, so the type serves classification tasks too.
+  auto clf = models::make_model<float>({{"type", "test_toy_bigram"}, {"hidden", 3}}, 7, 1, 5);
+  CHECK(clf->parameter_count() == 7 * 3 + 3 * 5 + 5);
+  CHECK(clf->forward({0, 1, 2, 3, 4, 5}, 2, 3).shape() == Shape{2, 3, 5});
+  CHECK_THROWS_WITH_AS(models::make_model<float>({{"type", "test_toy_bigram"}, {"hiden", 3}}, 7, 1),
+                       doctest::Contains("did you mean 'hidden'"), ConfigError);
+
+  // --match: V = 10 gives 20 h + 10, so 505 is nearest at h = 25 (510).
+  const json matched = models::match_parameter_count({{"type", "test_toy_bigram"}, {"comment", "kept"}}, 10, 505);
+  CHECK(matched == json{{"type", "test_toy_bigram"}, {"comment", "kept"}, {"hidden", 25}});
+  CHECK(models::count_parameters(matched, 10) == 510);
+  // With 4 classes: 10 h + 4 h + 4 nearest 505 at h = 36 (508).
+  CHECK(models::match_parameter_count({{"type", "test_toy_bigram"}}, 10, 505, 4).at("hidden") == 36);
+
+  // FLOPs per token of the resolved config.
+  auto built = models::make_model<float>(matched, 10, 1);
+  CHECK(train::training_flops_per_token(built->config(), 10, 8, 0.0) == 6.0 * 25 * 10);
+}
+
+TEST_CASE("a type registered with factories only has no --match knob and no FLOP count") {
+  register_once();
+  const std::string msg = config_error([] { models::match_parameter_count(kModel, 7, 1000); });
+  CHECK(msg.find("test_renamed_rnn") != std::string::npos);
+  CHECK(msg.find("no size knob") != std::string::npos);
+  auto m = models::make_model<float>(kModel, 7, 1);
+  CHECK(train::training_flops_per_token(m->config(), 7, 8, 1.0) == 0);
+  CHECK(models::find_model_spec("test_renamed_rnn").info.keys.empty());
+  // Its class has no class count: a language model only.
+  CHECK(config_error([] { models::make_model<float>(kModel, 7, 1, 3); }).find("language model") != std::string::npos);
+}
+
+TEST_CASE("an unknown model type is the same one-line ConfigError from make_model, --match and FLOPs") {
+  register_toy_once();
+  const json bad = {{"type", "no_such_model"}};
+  const std::string from_make = config_error([&] { models::make_model<float>(bad, 5, 1); });
+  const std::string from_match = config_error([&] { models::match_parameter_count(bad, 5, 1000); });
+  const std::string from_flops = config_error([&] { train::training_flops_per_token(bad, 5, 8, 0.0); });
+  CHECK(from_make.find("unknown model type 'no_such_model'") != std::string::npos);
+  CHECK(from_make.find("osmformer, osm_rnn, transformer, lstm, exprnn") != std::string::npos);
+  CHECK(from_make.find("test_toy_bigram") != std::string::npos);  // registered types are known too
+  CHECK(from_make.find("--plugin") != std::string::npos);
+  CHECK(from_make.find('\n') == std::string::npos);
+  CHECK(from_match == from_make);
+  CHECK(from_flops == from_make);
+  // A near miss is suggested; a missing or non-string type is a ConfigError too.
+  CHECK(config_error([] { models::make_model<float>({{"type", "osmformr"}}, 5, 1); }).find("did you mean 'osmformer'") !=
+        std::string::npos);
+  for (const json& c : {json{{"group", "SO(3)"}}, json{{"type", 3}}, json{{"type", ""}}, json::array()}) {
+    INFO(c.dump());
+    CHECK(!config_error([&] { models::make_model<float>(c, 5, 1); }).empty());
+    CHECK(!config_error([&] { models::match_parameter_count(c, 5, 1000); }).empty());
+    CHECK(!config_error([&] { train::training_flops_per_token(c, 5, 8, 0.0); }).empty());
+  }
+}
+
+TEST_CASE("the built-in entries list exactly the keys their constructors read") {
+  for (const models::ModelSpec& spec : models::builtin_model_specs()) {
+    INFO(spec.name);
+    CHECK(static_cast<bool>(spec.info.knob));
+    CHECK(static_cast<bool>(spec.info.flops_per_token));
+    const std::set<std::string> keys(spec.info.keys.begin(), spec.info.keys.end());
+    CHECK(keys.size() == spec.info.keys.size());
+    // Each listed key is read: a value of the wrong type is rejected by name, not as unknown.
+    for (const std::string& key : spec.info.keys) {
+      INFO(key);
+      const std::string msg = config_error([&] {
+        models::make_model<float>({{"type", spec.name}, {key, json{{"x", 1}}}}, 5, 1);
+      });
+      CHECK(msg.rfind("model." + key + ": expected", 0) == 0);
+    }
+    CHECK(config_error([&] { models::make_model<float>({{"type", spec.name}, {"zz_unlisted", 1}}, 5, 1); })
+              .find("unknown key 'zz_unlisted'") != std::string::npos);
+    // Every key of the resolved configuration is listed (the FLOP count reads only
+    // those), also of configs setting the keys resolved only when not at their default.
+    const std::map<std::string, std::vector<json>> optional = {
+        {"osmformer",
+         {{{"mixing", "lowrank"}, {"rank", 4}, {"dropout", 0.1}, {"grounding_mixing", "shared"}},
+          {{"grounding_init", "zero"}}}},
+        {"osm_rnn", {{{"mixing", "lowrank"}, {"rank", 4}, {"dropout", 0.1}}}},
+        {"transformer", {{{"head", "tied"}}}}};
+    std::vector<json> configs = {json::object()};
+    if (optional.count(spec.name))
+      for (const json& c : optional.at(spec.name)) configs.push_back(c);
+    for (json c : configs) {
+      c["type"] = spec.name;
+      auto m = models::make_model<float>(c, 5, 1);
+      for (const auto& item : m->config().items())
+        if (item.key() != "type") CHECK_MESSAGE(keys.count(item.key()) == 1, item.key());
+      CHECK(train::training_flops_per_token(m->config(), 5, 8, 1.0) > 0);
+    }
+  }
+}
+
+TEST_CASE("--match on the built-in types: the knobs' results at 100K (V = 65)") {
+  // The counts docs/models.md quotes, and what the type switch found before the registry.
+  struct Case {
+    json model, knob;
+    int64_t count;
+  };
+  const std::vector<Case> cases = {
+      {{{"type", "osm_rnn"}, {"group", "SO(16)"}, {"mixing", "linear"}}, {{"group", "SO(23)"}}, 96965},
+      {{{"type", "osmformer"}, {"group", "SO(16)"}, {"layers", 3}, {"heads", 4}, {"mixing", "linear"}},
+       {{"group", "SO(16)"}, {"layers", 3}},
+       102078},
+      {{{"type", "osmformer"}, {"group", "SO(16)"}, {"layers", 3}, {"heads", 4}, {"mixing", "identity"}},
+       {{"group", "SO(40)"}, {"layers", 1}},
+       101470},
+      {{{"type", "transformer"}, {"D", 64}, {"layers", 2}, {"heads", 4}}, {{"D", 60}}, 95945},
+      {{{"type", "lstm"}, {"hidden", 50}, {"layers", 1}}, {{"hidden", 104}}, 100529},
+      {{{"type", "exprnn"}, {"hidden", 128}}, {{"hidden", 335}}, 99895},
+  };
+  for (const Case& c : cases) {
+    INFO(c.model.dump());
+    json want = c.model;
+    want.update(c.knob);
+    const json got = models::match_parameter_count(c.model, 65, 100000);
+    CHECK(got == want);
+    CHECK(models::count_parameters(got, 65) == c.count);
+  }
+  // The group's kind and smallest d come from the group-kinds table: U from d = 1, and a
+  // lower-case spelling is read like any other (it comes back canonical).
+  CHECK(models::match_parameter_count({{"type", "osm_rnn"}, {"group", "U(4)"}}, 65, 50000).at("group") == "U(13)");
+  CHECK(models::match_parameter_count({{"type", "osm_rnn"}, {"group", "so(4)"}}, 65, 10000).at("group") ==
+        models::match_parameter_count({{"type", "osm_rnn"}, {"group", "SO(4)"}}, 65, 10000).at("group"));
+  // Without a group the default one's kind is searched.
+  CHECK(models::match_parameter_count({{"type", "osm_rnn"}}, 65, 100000).at("group") == "SO(23)");
+  CHECK_THROWS_WITH_AS(models::match_parameter_count({{"type", "osm_rnn"}, {"group", "SO(3)xU(2)"}}, 65, 5000),
+                       doctest::Contains("not a single group"), ConfigError);
+  CHECK_THROWS_AS(models::match_parameter_count({{"type", "lstm"}}, 65, 0), ValueError);
+}
 
 TEST_CASE("register_model makes a model type known to make_model, once") {
   register_once();

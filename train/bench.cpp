@@ -20,8 +20,8 @@
 #include "data/group_words.hpp"
 #include "groups/expm.hpp"
 #include "groups/expm_kernel.hpp"
-#include "groups/group.hpp"
 #include "models/model.hpp"
+#include "models/registry.hpp"
 #include "train/checkpoint.hpp"
 #include "optim/optimizer.hpp"
 #include "train/run_config.hpp"
@@ -188,47 +188,8 @@ BenchResult bench_training(const nlohmann::json& config, const BenchOptions& opt
 }
 
 double training_flops_per_token(const nlohmann::json& m, int64_t V, int64_t T_, double exp_products_per_token) {
-  const std::string type = m.value("type", "");
-  const double Vd = static_cast<double>(V), Td = static_cast<double>(T_);
-  if (type == "transformer") {
-    const double D = m.value("D", 0.0), L = m.value("layers", 0.0);
-    return L * (72 * D * D + 6 * Td * D) + 6 * D * Vd;
-  }
-  if (type == "lstm") {
-    const double h = m.value("hidden", 0.0), L = m.value("layers", 0.0);
-    return 48 * L * h * h + 6 * h * Vd;
-  }
-  if (type == "exprnn") {
-    const double h = m.value("hidden", 0.0);
-    return 6 * h * h + 6 * h * Vd + 6 * h * h * h * exp_products_per_token;
-  }
-  if (type == "osmformer" || type == "osm_rnn") {
-    const auto g = groups::make_group(m.value("group", "SO(16)"));
-    const double n = static_cast<double>(g->n()), dim = static_cast<double>(g->dim()), n3 = n * n * n;
-    const double mixing = m.value("mixing", "linear") == "identity" ? 0.0 : 6 * dim * dim;
-    // Exponentials: every forward product is one n x n product (2 n^3) and its pullback
-    // two more (the tangent program replays the cached values).
-    const double exps = 6 * n3 * exp_products_per_token;
-    const double readout = 6 * n * n * Vd;
-    if (type == "osmformer") {
-      const double L = m.value("layers", 0.0);
-      // One relative update: H* P, H E and their backward (12 n^3) and the mixing. The
-      // grounding adds a second one (relative), a second target to the one update
-      // (combined: H* M and its backward, 6 n^3, and a second mixing), or H E_x and its
-      // backward (token, 6 n^3; its V exponentials per layer are in `exps`).
-      const std::string grounding = m.value("grounding", "relative");
-      const double update = 12 * n3 + mixing;
-      const double layer = grounding == "relative" || grounding == "on" ? 2 * update
-                           : grounding == "combined"                    ? update + 6 * n3 + mixing
-                           : grounding == "token"                       ? update + 6 * n3
-                                                                        : update;
-      return L * (6 * Td * n * n + layer) + exps + readout;
-    }
-    const double relative = m.value("rnn_drive", "relative") == "token" ? 6 * n3 : 12 * n3;
-    const double every = m.value("renormalize_every", 0.0);
-    return relative + mixing + (every > 0 ? 4 * n3 / every : 0.0) + exps + readout;
-  }
-  return 0;
+  const models::ModelSpec& spec = models::model_spec_of(m);
+  return spec.info.flops_per_token ? spec.info.flops_per_token(m, V, T_, exp_products_per_token) : 0.0;
 }
 
 nlohmann::json BenchResult::to_json() const {
@@ -280,6 +241,8 @@ std::string BenchResult::to_text() const {
                     exp_mean_products, exp_products_per_token);
       s += buf;
     }
+  } else {
+    s += "matrix products: no FLOP count (the registry entry of " + model + " declares none)\n";
   }
   std::snprintf(buf, sizeof buf, "peak resident memory: %.1f MiB\n", peak_rss_mib);
   s += buf;

@@ -74,7 +74,9 @@ struct BenchResult {
 
 BenchResult bench_training(const nlohmann::json& config, const BenchOptions& options);
 
-// The training FLOPs per token of a resolved model config (products only, see above):
+// The training FLOPs per token of a resolved model config (Model::config(); products
+// only, see above), as the flops_per_token of its type's registry entry
+// (models/registry.hpp) computes them; the built-in ones:
 //   transformer: L (72 D^2 + 6 T D) + 6 D V;   lstm: 48 L h^2 + 6 h V;
 //   exprnn: 6 h^2 + 6 h V + 6 h^3 P;
 //   osmformer: L (6 T n^2 + g) + 6 n^2 V + 6 n^3 P, with per layer g = 2 (12 n^3 + 6 m^2)
@@ -83,7 +85,9 @@ BenchResult bench_training(const nlohmann::json& config, const BenchOptions& opt
 //   osm_rnn:   12 n^3 (6 n^3 with the token drive) + 6 m^2 + 4 n^3 / k + 6 n^2 V + 6 n^3 P,
 // with n the stored side and m the algebra dimension of the group, 6 m^2 only with a
 // mixing matrix, k = renormalize_every, and P = exp_products_per_token: each forward
-// product of an exponential is 2 n^3, its pullback two more. 0 for unknown types.
+// product of an exponential is 2 n^3, its pullback two more. 0 for a type whose entry
+// declares no FLOP count (a plugin registered with factories only); an unknown type is
+// find_model_spec's ConfigError, a key missing from the config a ConfigError naming it.
 double training_flops_per_token(const nlohmann::json& model_config, int64_t vocab, int64_t seq_len,
                                 double exp_products_per_token = 0);
 

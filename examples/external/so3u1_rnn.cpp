@@ -16,6 +16,7 @@
 #include "groups/expm.hpp"
 #include "groups/group_ops.hpp"
 #include "core/config.hpp"
+#include "models/param_search.hpp"
 #include "models/registry.hpp"
 
 namespace so3u1 {
@@ -101,7 +102,14 @@ template class So3U1Rnn<double>;
 
 void register_so3u1_rnn() {
   static std::once_flag once;
-  std::call_once(once, [] { models::register_model<So3U1Rnn>("so3u1_rnn"); });
+  // The registry entry: the factories from the class, the keys it reads, and the knob
+  // `liegrad params --match N` searches (the number of features K). It declares no FLOP
+  // count (`liegrad bench` says so); register_model<So3U1Rnn>("so3u1_rnn") alone would
+  // register the factories only.
+  std::call_once(once, [] {
+    models::register_model(models::model_spec<So3U1Rnn>(
+        "so3u1_rnn", {.keys = {"group", "features", "init_scale"}, .knob = models::integer_knob("features", 1, 4096)}));
+  });
 }
 
 }  // namespace so3u1
