@@ -26,17 +26,26 @@ Array<T> relative_tangent(const groups::Group& g, const ag::Var<T>& H, const ag:
   return r.value();
 }
 
+// Mean over i < N of sqrt(sum_j value(i, j)^2), j < k.
+template <class F>
+double mean_root_sum_squares(int64_t N, int64_t k, F value) {
+  double sum = 0;
+  for (int64_t i = 0; i < N; ++i) {
+    double s = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      const double v = value(i, j);
+      s += v * v;
+    }
+    sum += std::sqrt(s);
+  }
+  return sum / static_cast<double>(N);
+}
+
 // Mean over rows of the Euclidean norm of the rows of x (N,k).
 template <class T>
 double mean_row_norm(const Array<T>& x) {
   const int64_t N = x.shape()[0], k = x.size() / N;
-  double sum = 0;
-  for (int64_t i = 0; i < N; ++i) {
-    double s = 0;
-    for (int64_t j = 0; j < k; ++j) s += static_cast<double>(x[i * k + j]) * static_cast<double>(x[i * k + j]);
-    sum += std::sqrt(s);
-  }
-  return sum / static_cast<double>(N);
+  return mean_root_sum_squares(N, k, [&](int64_t i, int64_t j) { return static_cast<double>(x[i * k + j]); });
 }
 
 // Mean over rows of <a_i, b_i> / (|a_i| |b_i|); rows with a zero vector count 0.
@@ -61,16 +70,9 @@ double mean_cosine(const Array<T>& a, const Array<T>& b) {
 template <class T>
 double mean_distance(const Array<T>& X, const Array<T>& Y) {
   const int64_t N = X.shape()[0], nn = X.size() / N;
-  double sum = 0;
-  for (int64_t i = 0; i < N; ++i) {
-    double s = 0;
-    for (int64_t j = 0; j < nn; ++j) {
-      const double d = static_cast<double>(X[i * nn + j]) - static_cast<double>(Y[i * nn + j]);
-      s += d * d;
-    }
-    sum += std::sqrt(s);
-  }
-  return sum / static_cast<double>(N);
+  return mean_root_sum_squares(N, nn, [&](int64_t i, int64_t j) {
+    return static_cast<double>(X[i * nn + j]) - static_cast<double>(Y[i * nn + j]);
+  });
 }
 
 }  // namespace
