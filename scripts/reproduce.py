@@ -585,16 +585,7 @@ def svg_scatter(path, title, series, xlabel, ylabel):
         o.append('<text x="%.1f" y="%d" text-anchor="middle">%s</text>' % (px(x), H - B + 16, "%dK" % round(x / 1000)))
     o.append('<text x="%d" y="%d" text-anchor="middle">%s</text>' % ((L + W - R) / 2, H - 12, xlabel))
     o.append('<text transform="translate(18,%d) rotate(-90)" text-anchor="middle">%s</text>' % ((T + H - B) / 2, ylabel))
-    for i, (label, s) in enumerate(sorted(series.items())):
-        c = colors[i % len(colors)]
-        s = sorted(s)
-        o.append('<path d="%s" fill="none" stroke="%s" stroke-width="2"/>' % (" ".join(("M" if j == 0 else "L") + "%.1f,%.1f" % (px(x), py(y)) for j, (x, y) in enumerate(s)), c))
-        for x, y in s:
-            o.append('<circle cx="%.1f" cy="%.1f" r="4" fill="%s"/>' % (px(x), py(y), c))
-        o.append('<text x="%d" y="%d" fill="%s">%s</text>' % (W - R + 12, T + 20 + 20 * i, c, label))
-    o.append("</svg>")
-    with open(path, "w") as f:
-        f.write("\n".join(o) + "\n")
+    words_table.finish_svg_lines(path, o, sorted(series.items()), px, py, colors, 4, (W - R + 12, T + 20, 20))
 
 
 def svg_heatmap(path, title, lrs, clips, values, best, diverged=()):

@@ -104,14 +104,22 @@ def svg_lines(path, title, series, lengths, chance=None, train_len=None):
         o.append('<text x="%d" y="%.1f" text-anchor="end" fill="#888">chance</text>' % (W - R - 4, py(chance) - 4))
     if train_len and min(lengths) <= train_len <= max(lengths):
         o.append('<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#888" stroke-dasharray="2,3"/>' % (px(train_len), px(train_len), T, H - B))
-    for i, (label, pts) in enumerate(series.items()):
+    finish_svg_lines(path, o, series.items(), px, py, colors, 3.5, (W - R + 12, T + 16, 18))
+
+
+def finish_svg_lines(path, o, items, px, py, colors, r, legend):
+    """Appends to the SVG lines `o` one polyline with markers of radius r per (label, points)
+    of items, its colour from colors and its label at legend (x, first y, step in y), then
+    closes the SVG and writes it to path (also scripts/reproduce.py's scatter plots)."""
+    lx, ly, dy = legend
+    for i, (label, pts) in enumerate(items):
         c = colors[i % len(colors)]
         pts = sorted(pts)
         o.append('<path d="%s" fill="none" stroke="%s" stroke-width="2"/>' % (
-            " ".join(("M" if j == 0 else "L") + "%.1f,%.1f" % (px(n), py(a)) for j, (n, a) in enumerate(pts)), c))
-        for n, a in pts:
-            o.append('<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>' % (px(n), py(a), c))
-        o.append('<text x="%d" y="%d" fill="%s">%s</text>' % (W - R + 12, T + 16 + 18 * i, c, label))
+            " ".join(("M" if j == 0 else "L") + "%.1f,%.1f" % (px(x), py(y)) for j, (x, y) in enumerate(pts)), c))
+        for x, y in pts:
+            o.append('<circle cx="%.1f" cy="%.1f" r="%s" fill="%s"/>' % (px(x), py(y), r, c))
+        o.append('<text x="%d" y="%d" fill="%s">%s</text>' % (lx, ly + dy * i, c, label))
     o.append("</svg>")
     with open(path, "w") as f:
         f.write("\n".join(o) + "\n")
