@@ -8,6 +8,7 @@
 #include <lapacke.h>
 
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/errors.hpp"
@@ -30,25 +31,38 @@ void require_tall(const char* op, int64_t m, int64_t n) {
 
 }  // namespace
 
-void qr(int64_t m, int64_t n, double* A, double* r_diag) {
-  require_tall("qr", m, n);
-  if (n == 0) return;
-  std::vector<double> tau(static_cast<size_t>(n));
-  const auto M = static_cast<lapack_int>(m), N = static_cast<lapack_int>(n);
-  check("dgeqrf", LAPACKE_dgeqrf(LAPACK_ROW_MAJOR, M, N, A, N, tau.data()), m, n);
-  for (int64_t i = 0; i < n; ++i) r_diag[i] = A[i * n + i];
-  check("dorgqr", LAPACKE_dorgqr(LAPACK_ROW_MAJOR, M, N, N, A, N, tau.data()), m, n);
+namespace {
+
+// The Householder QR routines of one scalar type: ?geqrf, then ?orgqr (real) or ?ungqr (complex).
+lapack_int geqrf(lapack_int M, lapack_int N, double* A, double* tau) {
+  return LAPACKE_dgeqrf(LAPACK_ROW_MAJOR, M, N, A, N, tau);
+}
+lapack_int geqrf(lapack_int M, lapack_int N, cplx* A, cplx* tau) {
+  return LAPACKE_zgeqrf(LAPACK_ROW_MAJOR, M, N, A, N, tau);
+}
+lapack_int orgqr(lapack_int M, lapack_int N, double* A, const double* tau) {
+  return LAPACKE_dorgqr(LAPACK_ROW_MAJOR, M, N, N, A, N, tau);
+}
+lapack_int orgqr(lapack_int M, lapack_int N, cplx* A, const cplx* tau) {
+  return LAPACKE_zungqr(LAPACK_ROW_MAJOR, M, N, N, A, N, tau);
 }
 
-void qr(int64_t m, int64_t n, cplx* A, cplx* r_diag) {
+template <class S>
+void qr_impl(int64_t m, int64_t n, S* A, S* r_diag) {
+  constexpr bool real = std::is_same_v<S, double>;
   require_tall("qr", m, n);
   if (n == 0) return;
-  std::vector<cplx> tau(static_cast<size_t>(n));
+  std::vector<S> tau(static_cast<size_t>(n));
   const auto M = static_cast<lapack_int>(m), N = static_cast<lapack_int>(n);
-  check("zgeqrf", LAPACKE_zgeqrf(LAPACK_ROW_MAJOR, M, N, A, N, tau.data()), m, n);
+  check(real ? "dgeqrf" : "zgeqrf", geqrf(M, N, A, tau.data()), m, n);
   for (int64_t i = 0; i < n; ++i) r_diag[i] = A[i * n + i];
-  check("zungqr", LAPACKE_zungqr(LAPACK_ROW_MAJOR, M, N, N, A, N, tau.data()), m, n);
+  check(real ? "dorgqr" : "zungqr", orgqr(M, N, A, tau.data()), m, n);
 }
+
+}  // namespace
+
+void qr(int64_t m, int64_t n, double* A, double* r_diag) { qr_impl(m, n, A, r_diag); }
+void qr(int64_t m, int64_t n, cplx* A, cplx* r_diag) { qr_impl(m, n, A, r_diag); }
 
 namespace {
 
