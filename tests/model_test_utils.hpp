@@ -105,4 +105,21 @@ inline double memorise(models::Model<float>& model, const std::vector<int32_t>& 
   return last;
 }
 
+// Causality of a (non-recurrent) model: for a window of T_ tokens over V symbols and every
+// i, changing the tokens after position i (each moved by `shift` mod V) leaves the logits
+// at positions 0..i the same bit for bit.
+inline void check_causal(models::Model<float>& model, int64_t V, int64_t T_, int32_t shift) {
+  ag::NoGrad ng;
+  const auto a = tokens(T_, V, 1);
+  const Array<float> la = model.forward(a, 1, T_).value();
+  for (int64_t i = 0; i < T_ - 1; ++i) {
+    auto b = a;
+    for (int64_t j = i + 1; j < T_; ++j)
+      b[static_cast<size_t>(j)] = static_cast<int32_t>((b[static_cast<size_t>(j)] + shift) % V);
+    const Array<float> lb = model.forward(b, 1, T_).value();
+    for (int64_t p = 0; p <= i; ++p)
+      for (int64_t v = 0; v < V; ++v) REQUIRE(la.at(0, p, v) == lb.at(0, p, v));
+  }
+}
+
 }  // namespace liegrad::test
