@@ -38,26 +38,7 @@ json word_config(const std::string& group, const json& model, int64_t steps) {
             {"eval_lengths", {8, 16}},
             {"val_sequences", 16},
             {"test_sequences", 8}}},
-          {"train",
-           {{"steps", steps},
-            {"batch", 8},
-            {"lr", 1e-2},
-            {"warmup", 2},
-            {"eval_interval", 5},
-            {"log_interval", 1},
-            {"threads", 1},
-            {"seed", 3}}}};
-}
-
-std::vector<json> lines_with(const std::string& file, const char* key) {
-  std::vector<json> out;
-  std::istringstream in(test::read_text(file));
-  std::string line;
-  while (std::getline(in, line)) {
-    json j = json::parse(line);
-    if (j.contains(key)) out.push_back(j);
-  }
-  return out;
+          {"train", test::tiny_train(steps, 8)}};
 }
 
 }  // namespace
@@ -172,9 +153,9 @@ TEST_CASE("a words:Z2 run leaves accuracies by length, reloads, and resumes bit 
     CHECK(s["position_acc"].get<double>() <= 1.0);
     CHECK(s["sequences"] == 8);
   }
-  CHECK(lines_with(tmp / "full/metrics.jsonl", "acc").size() == 12);
-  CHECK(lines_with(tmp / "full/metrics.jsonl", "val_acc").size() == 3);  // steps 5, 10 and the end
-  CHECK(lines_with(tmp / "full/metrics.jsonl", "bpc").empty());
+  CHECK(test::metrics_lines(tmp / "full", "acc").size() == 12);
+  CHECK(test::metrics_lines(tmp / "full", "val_acc").size() == 3);  // steps 5, 10 and the end
+  CHECK(test::metrics_lines(tmp / "full", "bpc").empty());
   // The checkpoint rebuilds a 2-class model whose scores match result.json.
   const train::LoadedModel m = train::load_model(tmp / "full/last.json");
   REQUIRE(m.words);
@@ -195,7 +176,7 @@ TEST_CASE("a words:Z2 run leaves accuracies by length, reloads, and resumes bit 
   c.out_dir = tmp / "split";
   c.resume = true;
   CHECK(train::run_training(json(), c).steps_done == 12);
-  const auto la = lines_with(tmp / "full/metrics.jsonl", "loss"), lb = lines_with(tmp / "split/metrics.jsonl", "loss");
+  const auto la = test::metrics_lines(tmp / "full", "loss"), lb = test::metrics_lines(tmp / "split", "loss");
   REQUIRE(la.size() == lb.size());
   for (size_t i = 0; i < la.size(); ++i) CHECK(la[i]["loss"].get<double>() == lb[i]["loss"].get<double>());
   const json rb = json::parse(test::read_text(tmp / "split/result.json"));

@@ -58,20 +58,20 @@ inline std::string small_corpus() {
   return s;
 }
 
+// The train section of the tiny test runs: `steps` steps of `batch` windows, lr 1e-2
+// after 2 warm-up steps, evaluation every 5 steps, a metrics line every step, 1 thread, seed 3.
+inline nlohmann::json tiny_train(int64_t steps, int64_t batch) {
+  return {{"steps", steps}, {"batch", batch},         {"lr", 1e-2},    {"warmup", 2},
+          {"eval_interval", 5}, {"log_interval", 1}, {"threads", 1}, {"seed", 3}};
+}
+
 // A tiny run config over text:<path> with the given model section.
 inline nlohmann::json tiny_config(const std::string& text_path, const nlohmann::json& model, int64_t steps = 20) {
+  nlohmann::json train = tiny_train(steps, 4);
+  train["seq_len"] = 16;
   return {{"model", model},
           {"data", {{"dataset", "text:" + text_path}, {"val_frac", 0.1}, {"test_frac", 0.1}}},
-          {"train",
-           {{"steps", steps},
-            {"batch", 4},
-            {"seq_len", 16},
-            {"lr", 1e-2},
-            {"warmup", 2},
-            {"eval_interval", 5},
-            {"log_interval", 1},
-            {"threads", 1},
-            {"seed", 3}}}};
+          {"train", train}};
 }
 
 struct Proc {
