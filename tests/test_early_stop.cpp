@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <set>
+#include <utility>
 
 #include "data/datasets.hpp"
 #include "tests/train_test_utils.hpp"
@@ -39,6 +40,16 @@ json early_stop_config(const std::string& text, int64_t patience) {
   json cfg = test::tiny_config(text, {{"type", "transformer"}, {"D", 16}, {"layers", 1}, {"heads", 2}}, 200);
   cfg["train"]["patience"] = patience;
   return cfg;
+}
+
+// Writes the overfitting corpus to tmp/text.txt and trains it with patience 3 into
+// tmp/<run>; returns the config and the result.
+std::pair<json, train::TrainResult> overfitting_run(const test::TempDir& tmp, const std::string& run) {
+  test::write_text(tmp / "text.txt", overfitting_corpus());
+  const json cfg = early_stop_config(tmp / "text.txt", 3);
+  train::TrainOptions opt;
+  opt.out_dir = tmp / run;
+  return {cfg, train::run_training(cfg, opt)};
 }
 
 }  // namespace
@@ -77,11 +88,7 @@ TEST_CASE("train.patience stops a run whose validation BPC stops improving") {
 
 TEST_CASE("result.json's test BPC at the best checkpoint is liegrad eval of best.json") {
   test::TempDir tmp("early_stop_best");
-  test::write_text(tmp / "text.txt", overfitting_corpus());
-  const json cfg = early_stop_config(tmp / "text.txt", 3);
-  train::TrainOptions opt;
-  opt.out_dir = tmp / "run";
-  const train::TrainResult r = train::run_training(cfg, opt);
+  const train::TrainResult r = overfitting_run(tmp, "run").second;
   REQUIRE(r.stopped_early);
   CHECK(r.steps_done < 200);
   CHECK(r.steps_done == r.best_step + 3 * 5);
@@ -106,11 +113,7 @@ TEST_CASE("result.json's test BPC at the best checkpoint is liegrad eval of best
 
 TEST_CASE("an early-stopping run resumes to the same stop, and a finished one trains no further") {
   test::TempDir tmp("early_stop_resume");
-  test::write_text(tmp / "text.txt", overfitting_corpus());
-  const json cfg = early_stop_config(tmp / "text.txt", 3);
-  train::TrainOptions a;
-  a.out_dir = tmp / "full";
-  const train::TrainResult full = train::run_training(cfg, a);
+  const auto [cfg, full] = overfitting_run(tmp, "full");
   REQUIRE(full.stopped_early);
   REQUIRE(full.steps_done - full.best_step == 15);
   // Interrupted between the second and third evaluation without a new best: the count
