@@ -5,6 +5,7 @@
 #include "models/exprnn.hpp"
 
 #include <cmath>
+#include <tuple>
 
 #include "autograd/ops.hpp"
 #include "groups/expm.hpp"
@@ -19,15 +20,14 @@ using ag::ParamRole;
 template <class T>
 ExpRnn<T>::ExpRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes)
     : ModelBase<T>(config, vocab, classes) {
-  ConfigReader c(config, "model");
-  c.allow({"type", "comment"});
+  ConfigReader c = this->model_reader(config);
   hidden_ = c.get_int("hidden", 128, 2);
   c.finish();
   this->config_["type"] = "exprnn";
   this->config_["hidden"] = hidden_;
   group_ = groups::make_group("SO(" + std::to_string(hidden_) + ")");
   Rng rng(seed);
-  const int64_t h = hidden_, V = vocab, C = this->C_, m = group_->dim();
+  const int64_t h = hidden_, V = vocab, m = group_->dim();
   Array<double> A(Shape{1, h, h});
   for (int64_t i = 0; i + 1 < h; i += 2) {
     const double theta = rng.uniform(-M_PI, M_PI);
@@ -38,9 +38,7 @@ ExpRnn<T>::ExpRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed, in
   input_ = this->add_param("input", rng.normal_array<T>(Shape{V, h}, 1.0 / std::sqrt(static_cast<double>(h))),
                            ParamRole::Weight);
   bias_ = this->add_param("modrelu_bias", rng.uniform_array<T>(Shape{h}, -0.01, 0.01), ParamRole::Bias);
-  const double bound = 1.0 / std::sqrt(static_cast<double>(h));
-  head_w_ = this->add_param("head.weight", rng.uniform_array<T>(Shape{h, C}, -bound, bound), ParamRole::Weight);
-  head_b_ = this->add_param("head.bias", rng.uniform_array<T>(Shape{C}, -bound, bound), ParamRole::Bias);
+  std::tie(head_w_, head_b_) = this->add_linear_head(rng, h);
 }
 
 template <class T>

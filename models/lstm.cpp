@@ -5,6 +5,7 @@
 #include "models/lstm.hpp"
 
 #include <cmath>
+#include <tuple>
 
 #include "autograd/ops.hpp"
 #include "core/profile.hpp"
@@ -19,8 +20,7 @@ using ag::ParamRole;
 template <class T>
 Lstm<T>::Lstm(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes)
     : ModelBase<T>(config, vocab, classes) {
-  ConfigReader c(config, "model");
-  c.allow({"type", "comment"});
+  ConfigReader c = this->model_reader(config);
   hidden_ = c.get_int("hidden", 104, 1);
   layers_ = c.get_int("layers", 1, 1);
   c.finish();
@@ -28,7 +28,7 @@ Lstm<T>::Lstm(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_
   this->config_["hidden"] = hidden_;
   this->config_["layers"] = layers_;
   Rng rng(seed);
-  const int64_t h = hidden_, V = vocab, C = this->C_;
+  const int64_t h = hidden_, V = vocab;
   const double bound = 1.0 / std::sqrt(static_cast<double>(h));
   embed_ = this->add_param("embed", rng.normal_array<T>(Shape{V, h}), ParamRole::Weight);
   for (int64_t l = 0; l < layers_; ++l) {
@@ -41,8 +41,7 @@ Lstm<T>::Lstm(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_
     layer.bias = this->add_param(p + "bias", std::move(b), ParamRole::Bias);
     cells_.push_back(layer);
   }
-  head_w_ = this->add_param("head.weight", rng.uniform_array<T>(Shape{h, C}, -bound, bound), ParamRole::Weight);
-  head_b_ = this->add_param("head.bias", rng.uniform_array<T>(Shape{C}, -bound, bound), ParamRole::Bias);
+  std::tie(head_w_, head_b_) = this->add_linear_head(rng, h);
 }
 
 template <class T>

@@ -1,12 +1,16 @@
 // ModelBase: the bookkeeping every model shares: the parameter list, the config,
 // the input vocabulary size V, the class count C (= V for language models), and
-// add_param() which registers a named parameter.
+// add_param() which registers a named parameter, and the two pieces of construction
+// several models share: the reader of the model section and an nn.Linear readout.
 #pragma once
+#include <cmath>
 #include <memory>
 #include <string>
 #include <utility>
 
 #include "autograd/parameter.hpp"
+#include "core/config.hpp"
+#include "core/rng.hpp"
 #include "models/model.hpp"
 
 namespace liegrad::models {
@@ -27,6 +31,21 @@ class ModelBase : public Model<T> {
   ag::Var<T> add_param(const std::string& name, Array<T> init, ag::ParamRole role,
                        std::shared_ptr<const groups::Group> group = nullptr, int64_t dof = -1) {
     return ag::add_param(params_, name, std::move(init), role, std::move(group), dof);
+  }
+  // A reader of the "model" config section that allows "type" and "comment", the keys
+  // every model accepts without reading them.
+  static ConfigReader model_reader(const nlohmann::json& config) {
+    ConfigReader c(config, "model");
+    c.allow({"type", "comment"});
+    return c;
+  }
+  // A readout from `in` features to the C_ classes initialised as PyTorch's nn.Linear:
+  // "head.weight" (in,C), then "head.bias" (C), both drawn U(-1/sqrt(in), 1/sqrt(in)) from rng.
+  std::pair<ag::Var<T>, ag::Var<T>> add_linear_head(Rng& rng, int64_t in) {
+    const double bound = 1.0 / std::sqrt(static_cast<double>(in));
+    ag::Var<T> w = add_param("head.weight", rng.uniform_array<T>(Shape{in, C_}, -bound, bound), ag::ParamRole::Weight);
+    ag::Var<T> b = add_param("head.bias", rng.uniform_array<T>(Shape{C_}, -bound, bound), ag::ParamRole::Bias);
+    return {std::move(w), std::move(b)};
   }
 
   nlohmann::json config_;

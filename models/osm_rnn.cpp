@@ -14,8 +14,7 @@ namespace liegrad::models {
 template <class T>
 OsmRnn<T>::OsmRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes)
     : ModelBase<T>(config, vocab, classes) {
-  ConfigReader c(config, "model");
-  c.allow({"type", "comment"});
+  ConfigReader c = this->model_reader(config);
   cfg_ = OsmCommonConfig::read(c, this->config_);
   const std::string drive = c.get_string("rnn_drive", "relative", {"relative", "token", "both", "element"});
   drive_ = drive == "relative" ? Drive::Relative

@@ -34,8 +34,7 @@ std::string grounding_name(Grounding g) {
 template <class T>
 OsmFormer<T>::OsmFormer(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes)
     : ModelBase<T>(config, vocab, classes) {
-  ConfigReader c(config, "model");
-  c.allow({"type", "comment"});
+  ConfigReader c = this->model_reader(config);
   cfg_ = OsmCommonConfig::read(c, this->config_);
   layers_ = c.get_int("layers", 3, 1);
   heads_ = c.get_int("heads", 4, 1);

@@ -18,8 +18,7 @@ using ag::ParamRole;
 template <class T>
 Transformer<T>::Transformer(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes)
     : ModelBase<T>(config, vocab, classes), dropout_rng_(seed ^ 0x5eedULL) {
-  ConfigReader c(config, "model");
-  c.allow({"type", "comment"});
+  ConfigReader c = this->model_reader(config);
   D_ = c.get_int("D", 64, 1);
   L_ = c.get_int("layers", 2, 1);
   heads_ = c.get_int("heads", 4, 1);
