@@ -68,6 +68,14 @@ Spread rates(int repeats, double work, F&& f) {
 
 nlohmann::json spread_json(const Spread& s) { return {{"median", s.median}, {"min", s.min}, {"max", s.max}}; }
 
+// "median 12.3 GFLOP/s (min 11.0, max 13.1)": the spread with `decimals` digits, `unit` after the median.
+std::string spread_text(const Spread& s, const char* unit, int decimals) {
+  char buf[192];
+  std::snprintf(buf, sizeof buf, "median %.*f%s (min %.*f, max %.*f)", decimals, s.median, unit, decimals, s.min, decimals,
+                s.max);
+  return buf;
+}
+
 }  // namespace
 
 double peak_rss_mib() {
@@ -222,8 +230,9 @@ std::string BenchResult::to_text() const {
                 model.c_str(), static_cast<long long>(parameters), static_cast<long long>(batch),
                 static_cast<long long>(seq_len), threads, steps, warmup);
   s += buf;
-  std::snprintf(buf, sizeof buf, "tokens/s: median %.0f (min %.0f, max %.0f); %.1f ms per step; %.0f tokens per CPU second\n",
-                tokens_per_s.median, tokens_per_s.min, tokens_per_s.max, 1e3 * step_seconds_median, tokens_per_cpu_s);
+  s += "tokens/s: " + spread_text(tokens_per_s, "", 0);
+  std::snprintf(buf, sizeof buf, "; %.1f ms per step; %.0f tokens per CPU second\n", 1e3 * step_seconds_median,
+                tokens_per_cpu_s);
   s += buf;
   if (!breakdown.empty()) {
     s += "time share:";
@@ -316,16 +325,17 @@ nlohmann::json ExpmBenchResult::to_json() const {
 }
 
 std::string ExpmBenchResult::to_text() const {
-  char buf[512];
+  char buf[256];
   std::snprintf(buf, sizeof buf,
                 "expm + pullback, d = %lld, N = %lld, Frobenius norm %g (%.2f forward products each), %d threads, "
-                "%d repeats\n"
-                "tape op (training route): median %.0f matrices/s (min %.0f, max %.0f); %.0f per CPU second\n"
-                "bare kernels:             median %.0f matrices/s (min %.0f, max %.0f)\n"
-                "peak resident memory: %.1f MiB\n",
-                static_cast<long long>(n), static_cast<long long>(N), norm, mean_products, threads, repeats, tape.median, tape.min,
-                tape.max, tape_per_cpu_s, kernels.median, kernels.min, kernels.max, peak_rss_mib);
-  return buf;
+                "%d repeats\n",
+                static_cast<long long>(n), static_cast<long long>(N), norm, mean_products, threads, repeats);
+  std::string text = buf;
+  std::snprintf(buf, sizeof buf, "; %.0f per CPU second\n", tape_per_cpu_s);
+  text += "tape op (training route): " + spread_text(tape, " matrices/s", 0) + buf;
+  text += "bare kernels:             " + spread_text(kernels, " matrices/s", 0) + "\n";
+  std::snprintf(buf, sizeof buf, "peak resident memory: %.1f MiB\n", peak_rss_mib);
+  return text + buf;
 }
 
 GemmBenchResult bench_gemm(int64_t n, int repeats, int threads) {
@@ -372,16 +382,13 @@ nlohmann::json GemmBenchResult::to_json() const {
           {"suggested_coretype", suggested_coretype}};
 }
 std::string GemmBenchResult::to_text() const {
-  char buf[640];
-  std::snprintf(buf, sizeof buf,
-                "float GEMM %lld x %lld x %lld, %d threads, %d repeats; %s\n"
-                "liegrad gemm:        median %.1f GFLOP/s (min %.1f, max %.1f)\n"
-                "liegrad own kernel:  median %.1f GFLOP/s (min %.1f, max %.1f)\n"
-                "OpenBLAS sgemm:      median %.1f GFLOP/s (min %.1f, max %.1f)\n",
-                static_cast<long long>(n), static_cast<long long>(n), static_cast<long long>(n), threads, repeats,
-                openblas_build.c_str(), liegrad.median, liegrad.min, liegrad.max, liegrad_own.median, liegrad_own.min,
-                liegrad_own.max, openblas.median, openblas.min, openblas.max);
+  char buf[384];
+  std::snprintf(buf, sizeof buf, "float GEMM %lld x %lld x %lld, %d threads, %d repeats; %s\n", static_cast<long long>(n),
+                static_cast<long long>(n), static_cast<long long>(n), threads, repeats, openblas_build.c_str());
   std::string text = buf;
+  text += "liegrad gemm:        " + spread_text(liegrad, " GFLOP/s", 1) + "\n";
+  text += "liegrad own kernel:  " + spread_text(liegrad_own, " GFLOP/s", 1) + "\n";
+  text += "OpenBLAS sgemm:      " + spread_text(openblas, " GFLOP/s", 1) + "\n";
   if (!suggested_coretype.empty())
     text += "OpenBLAS runs its " + openblas_core +
             " kernels, narrower than this CPU's (it does not know the CPU): liegrad's gemm uses its own kernel; "
