@@ -1,6 +1,7 @@
 // The small command-line parser shared by the subcommands (see commands.hpp).
 #include <cstdlib>
 #include <algorithm>
+#include <cstdio>
 
 #include "apps/commands.hpp"
 
@@ -42,6 +43,11 @@ Args::Args(const std::vector<std::string>& argv, const std::vector<std::string>&
 
 bool Args::flag(const std::string& name) const {
   return std::find(flags_set_.begin(), flags_set_.end(), name) != flags_set_.end();
+}
+bool Args::help(const char* usage) const {
+  if (!flag("help")) return false;
+  std::fputs(usage, stdout);
+  return true;
 }
 bool Args::has(const std::string& name) const { return values_.count(name) > 0; }
 std::string Args::get(const std::string& name, const std::string& fallback) const {

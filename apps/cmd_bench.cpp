@@ -16,26 +16,24 @@ namespace liegrad::app {
 int cmd_bench(const std::vector<std::string>& argv) {
   Args args(argv, {"help", "json", "no-profile"},
             {"config", "checkpoint", "steps", "warmup", "threads", "op", "d", "n", "norm", "repeats", "data-dir"}, {"set"});
-  if (args.flag("help")) {
-    std::printf(
-        "usage: liegrad bench (--config FILE | --checkpoint FILE) [--set key=value ...] [--steps N] [--warmup W]\n"
-        "                     [--threads T] [--no-profile] [--json]\n"
-        "       liegrad bench --op expm [--d 16] [--n 4096] [--norm 1] [--repeats 10] [--threads T] [--json]\n"
-        "       liegrad bench --op gemm [--n 1024] [--repeats 10] [--threads T] [--json]\n"
-        "Times N training steps (default 20, after W = 3 warm-up steps) of the configured model on\n"
-        "synthetic tokens at the configured batch x seq_len and prints the median tokens/s (min, max),\n"
-        "the share of time per op family and the peak resident memory. --op expm times the batched\n"
-        "exponential of N random d x d skew matrices of Frobenius norm --norm with its pullback\n"
-        "(median matrices/s); trained exponents are larger (--norm 5 puts d = 16 near 2-norm 2).\n"
-        "The time shares come from max(2, N/4) extra steps with per-family timers on\n"
-        "(--no-profile skips them); tokens/s come from the N timed steps, run with the timers off.\n"
-        "--op gemm times n x n x n float products through liegrad's gemm and OpenBLAS (GFLOP/s),\n"
-        "the machine's practical peak for the GFLOP/s that transformer and lstm runs report.\n"
-        "--checkpoint times the checkpoint's model from its trained weights (its own config plus\n"
-        "--set): the exponential costs more once the exponents have grown in training.\n"
-        "--threads defaults to the config's train.threads (2) or, for --op, the OpenMP default.\n");
+  if (args.help(
+          "usage: liegrad bench (--config FILE | --checkpoint FILE) [--set key=value ...] [--steps N] [--warmup W]\n"
+          "                     [--threads T] [--no-profile] [--json]\n"
+          "       liegrad bench --op expm [--d 16] [--n 4096] [--norm 1] [--repeats 10] [--threads T] [--json]\n"
+          "       liegrad bench --op gemm [--n 1024] [--repeats 10] [--threads T] [--json]\n"
+          "Times N training steps (default 20, after W = 3 warm-up steps) of the configured model on\n"
+          "synthetic tokens at the configured batch x seq_len and prints the median tokens/s (min, max),\n"
+          "the share of time per op family and the peak resident memory. --op expm times the batched\n"
+          "exponential of N random d x d skew matrices of Frobenius norm --norm with its pullback\n"
+          "(median matrices/s); trained exponents are larger (--norm 5 puts d = 16 near 2-norm 2).\n"
+          "The time shares come from max(2, N/4) extra steps with per-family timers on\n"
+          "(--no-profile skips them); tokens/s come from the N timed steps, run with the timers off.\n"
+          "--op gemm times n x n x n float products through liegrad's gemm and OpenBLAS (GFLOP/s),\n"
+          "the machine's practical peak for the GFLOP/s that transformer and lstm runs report.\n"
+          "--checkpoint times the checkpoint's model from its trained weights (its own config plus\n"
+          "--set): the exponential costs more once the exponents have grown in training.\n"
+          "--threads defaults to the config's train.threads (2) or, for --op, the OpenMP default.\n"))
     return 0;
-  }
   const bool json = args.flag("json");
   if (args.has("op") && args.get("op") == "gemm") {
     const auto r = train::bench_gemm(args.get_int("n", 1024), args.get_int("repeats", 10), args.get_int("threads", 0));

@@ -83,17 +83,15 @@ int eval_words(const Args& args, const train::LoadedModel& m, const train::RunCo
 
 int cmd_eval(const std::vector<std::string>& argv) {
   Args args(argv, {"help", "json"}, {"checkpoint", "split", "text", "data-dir", "threads", "lengths", "sequences"});
-  if (args.flag("help")) {
-    std::printf(
-        "usage: liegrad eval --checkpoint FILE [--split val|test] [--text FILE] [--json] [--data-dir DIR]\n"
-        "       liegrad eval --checkpoint FILE [--split val|test] [--lengths 64,128,...] [--sequences N] [--json]\n"
-        "Bits per character over the whole split (transformers: consecutive non-overlapping windows;\n"
-        "recurrent models: the state carried from the first symbol to the last).\n"
-        "For a group word run (words:<group>): loss and accuracy (per position, whole word, last\n"
-        "position) by word length on the split's fixed words; lengths and word count default to\n"
-        "data.eval_lengths and data.test_sequences.\n");
+  if (args.help(
+          "usage: liegrad eval --checkpoint FILE [--split val|test] [--text FILE] [--json] [--data-dir DIR]\n"
+          "       liegrad eval --checkpoint FILE [--split val|test] [--lengths 64,128,...] [--sequences N] [--json]\n"
+          "Bits per character over the whole split (transformers: consecutive non-overlapping windows;\n"
+          "recurrent models: the state carried from the first symbol to the last).\n"
+          "For a group word run (words:<group>): loss and accuracy (per position, whole word, last\n"
+          "position) by word length on the split's fixed words; lengths and word count default to\n"
+          "data.eval_lengths and data.test_sequences.\n"))
     return 0;
-  }
   if (!args.has("checkpoint")) throw UsageError("--checkpoint FILE is required");
   const std::string split = args.get("split", "test");
   if (split != "val" && split != "test") throw UsageError("--split must be 'val' or 'test', got '" + split + "'");

@@ -14,14 +14,12 @@ namespace liegrad::app {
 
 int cmd_gradcheck(const std::vector<std::string>& argv) {
   Args args(argv, {"help", "quiet"}, {"seed", "filter"});
-  if (args.flag("help")) {
-    std::printf(
-        "usage: liegrad gradcheck [--filter SUBSTRING] [--seed N] [--quiet]\n"
-        "Compares every op's reverse-mode derivative with central differences in double\n"
-        "precision (worst relative error over random cotangents and directions, tolerance 1e-6),\n"
-        "then every fused kernel with its unfused reference, forward and backward (tolerance 1e-10).\n");
+  if (args.help(
+          "usage: liegrad gradcheck [--filter SUBSTRING] [--seed N] [--quiet]\n"
+          "Compares every op's reverse-mode derivative with central differences in double\n"
+          "precision (worst relative error over random cotangents and directions, tolerance 1e-6),\n"
+          "then every fused kernel with its unfused reference, forward and backward (tolerance 1e-10).\n"))
     return 0;
-  }
   const std::string filter = args.get("filter");
   const uint64_t seed = static_cast<uint64_t>(args.get_int("seed", 1234));
   // Each check draws from its own stream, seeded from --seed and its name (FNV-1a), so

@@ -20,17 +20,15 @@ namespace liegrad::app {
 int cmd_probe(const std::vector<std::string>& argv) {
   Args args(argv, {"help", "json"}, {"checkpoint", "config", "split", "batches", "batch", "seq-len", "data-dir", "threads"},
             {"set"});
-  if (args.flag("help")) {
-    std::printf(
-        "usage: liegrad probe (--checkpoint FILE | --config FILE [--set key=value ...]) [--split val|test]\n"
-        "                     [--batches K] [--batch B] [--seq-len T] [--json] [--data-dir DIR]\n"
-        "Per OSMFormer layer, averaged over tokens of K batches of B windows of T symbols from the split\n"
-        "(defaults 1, 8 and the run's train.seq_len): |u_att| and |u_gnd| (tangent coordinates),\n"
-        "their cosine, the distance the attention step alone and the whole layer move a state, and\n"
-        "undone = 1 - layer/attention (1: the grounding takes the attention step back entirely).\n"
-        "--config probes the model at initialisation (its train.seed).\n");
+  if (args.help(
+          "usage: liegrad probe (--checkpoint FILE | --config FILE [--set key=value ...]) [--split val|test]\n"
+          "                     [--batches K] [--batch B] [--seq-len T] [--json] [--data-dir DIR]\n"
+          "Per OSMFormer layer, averaged over tokens of K batches of B windows of T symbols from the split\n"
+          "(defaults 1, 8 and the run's train.seq_len): |u_att| and |u_gnd| (tangent coordinates),\n"
+          "their cosine, the distance the attention step alone and the whole layer move a state, and\n"
+          "undone = 1 - layer/attention (1: the grounding takes the attention step back entirely).\n"
+          "--config probes the model at initialisation (its train.seed).\n"))
     return 0;
-  }
   if (args.has("checkpoint") == args.has("config")) throw UsageError("give one of --checkpoint FILE or --config FILE");
   if (args.has("checkpoint") && !args.all("set").empty()) throw UsageError("--set applies to --config");
   const std::string split = args.get("split", "val");

@@ -11,12 +11,10 @@ namespace liegrad::app {
 
 int cmd_sample(const std::vector<std::string>& argv) {
   Args args(argv, {"help"}, {"checkpoint", "prompt", "length", "temperature", "top-k", "seed"});
-  if (args.flag("help")) {
-    std::printf(
-        "usage: liegrad sample --checkpoint FILE [--prompt TEXT] [--length 200] [--temperature 1.0]\n"
-        "                      [--top-k 0] [--seed 0]\n");
+  if (args.help(
+          "usage: liegrad sample --checkpoint FILE [--prompt TEXT] [--length 200] [--temperature 1.0]\n"
+          "                      [--top-k 0] [--seed 0]\n"))
     return 0;
-  }
   if (!args.has("checkpoint")) throw UsageError("--checkpoint FILE is required");
   train::LoadedModel m = train::load_model(args.get("checkpoint"));
   if (m.words)

@@ -31,19 +31,17 @@ namespace {
 
 int train_on(train::Communicator& comm, const std::vector<std::string>& argv) {
   Args args(argv, {"help", "resume", "force", "quiet"}, {"config", "out", "data-dir", "stop-at"}, {"set"});
-  if (args.flag("help")) {
-    std::printf(
-        "usage: liegrad train --config FILE --out DIR [--set key=value ...] [--data-dir DIR]\n"
-        "                     [--resume] [--force] [--quiet]\n"
-        "  --config FILE     run configuration (model, data, train sections; see configs/ and docs/training.md)\n"
-        "  --set k=v         override a config value, e.g. --set train.lr=1e-3 --set model.group=U(8)\n"
-        "  --out DIR         run directory: config.json, metrics.jsonl, best.json, last.json, result.json\n"
-        "  --resume          continue the run in DIR from last.json (--config optional)\n"
-        "  --force           overwrite a directory that holds another run\n"
-        "  --data-dir DIR    where the datasets are (else $LIEGRAD_DATA, else ../shared/data)\n"
-        "  --stop-at STEP    stop after STEP, writing last.json (continue later with --resume)\n");
+  if (args.help(
+          "usage: liegrad train --config FILE --out DIR [--set key=value ...] [--data-dir DIR]\n"
+          "                     [--resume] [--force] [--quiet]\n"
+          "  --config FILE     run configuration (model, data, train sections; see configs/ and docs/training.md)\n"
+          "  --set k=v         override a config value, e.g. --set train.lr=1e-3 --set model.group=U(8)\n"
+          "  --out DIR         run directory: config.json, metrics.jsonl, best.json, last.json, result.json\n"
+          "  --resume          continue the run in DIR from last.json (--config optional)\n"
+          "  --force           overwrite a directory that holds another run\n"
+          "  --data-dir DIR    where the datasets are (else $LIEGRAD_DATA, else ../shared/data)\n"
+          "  --stop-at STEP    stop after STEP, writing last.json (continue later with --resume)\n"))
     return 0;
-  }
   if (!args.has("out")) throw UsageError("--out DIR is required (see --help)");
   if (!args.has("config") && !args.flag("resume")) throw UsageError("--config FILE is required (see --help)");
   if (args.flag("resume") && args.flag("force")) throw UsageError("--resume and --force exclude each other");

@@ -29,6 +29,8 @@ class Args {
   Args(const std::vector<std::string>& argv, const std::vector<std::string>& flags,
        const std::vector<std::string>& options, const std::vector<std::string>& repeatable = {});
   bool flag(const std::string& name) const;
+  // With --help: prints `usage` to stdout and returns true (the command then exits 0).
+  bool help(const char* usage) const;
   bool has(const std::string& name) const;
   std::string get(const std::string& name, const std::string& fallback = "") const;
   std::vector<std::string> all(const std::string& name) const;
