@@ -31,7 +31,8 @@ def reading(run):
     if parts.startswith("transformer"):
         return ("transformer, tied head" if parts.endswith("tied") else "transformer, untied head"), "-"
     layout, _, g = parts.partition("-")
-    names = {"identity": "identity mixing", "linear": "linear, ~100K", "91k": "linear, 91K (SO(15), 7 layers, shared)"}
+    names = {"identity": "identity mixing", "linear": "linear, ~100K", "91k": "linear, 91K (SO(15), 7 layers, shared)",
+             "so15": "linear, 80K (SO(15), 3 layers, separate)"}
     if g == "off-6layers":
         return "linear, ~100K (6 layers)", "off"
     if g == "relative-zero":
