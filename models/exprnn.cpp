@@ -66,12 +66,11 @@ template class ExpRnn<float>;
 template class ExpRnn<double>;
 
 ModelSpec exprnn_spec() {
-  // 6 h^2 + 6 h V + 6 h^3 P (train/bench.hpp).
-  auto flops = [](const nlohmann::json& m, int64_t V, int64_t, double exp_products_per_token) {
-    const double h = resolved_key(m, "hidden").get<double>();
-    return 6 * h * h + 6 * h * static_cast<double>(V) + 6 * h * h * h * exp_products_per_token;
-  };
-  return model_spec<ExpRnn>("exprnn", {.keys = {"hidden"}, .knob = integer_knob("hidden", 2, 4096), .flops_per_token = flops});
+  // 6 h^2 + 6 h V + 6 h^3 P (train/bench.hpp), split per family in models/roofline.cpp.
+  return model_spec<ExpRnn>("exprnn", {.keys = {"hidden"},
+                                       .knob = integer_knob("hidden", 2, 4096),
+                                       .flops_per_token = flops_from_costs(exprnn_costs),
+                                       .costs_per_token = exprnn_costs});
 }
 
 }  // namespace liegrad::models
