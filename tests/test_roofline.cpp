@@ -145,12 +145,9 @@ TEST_CASE("roofline: bench --json carries the roofline fields; --op stream repor
   const json cfg = test::tiny_config(tmp / "text.txt", {{"type", "osmformer"}, {"group", "SO(4)"}, {"layers", 1}}, 2);
   const std::string cfg_path = tmp / "c.json";
   test::write_text(cfg_path, cfg.dump(2));
-  const auto p = test::run_liegrad(
+  const json b = test::json_output(test::run_liegrad(
       {"bench", "--config", cfg_path, "--steps", "4", "--warmup", "1", "--peak-n", "64", "--stream-mib", "4", "--json"},
-      tmp.path.string());
-  INFO("exit " << p.exit_code << "\nstderr: " << p.err << "\nstdout: " << p.out);
-  REQUIRE(p.exit_code == 0);
-  const json b = json::parse(p.out);
+      tmp.path.string()));
   REQUIRE(b["roofline"].is_object());
   const json& roof = b["roofline"];
   CHECK(roof["gemm_n"] == 64);
@@ -180,14 +177,11 @@ TEST_CASE("roofline: bench --json carries the roofline fields; --op stream repor
   CHECK(roof["step"]["flops_per_token"].get<double>() == doctest::Approx(b["flops_per_token"].get<double>()));
 
   // --no-roofline leaves the field null; --op stream is its own report.
-  const json off = json::parse(test::run_liegrad({"bench", "--config", cfg_path, "--steps", "1", "--no-profile",
-                                                  "--no-roofline", "--json"},
-                                                 tmp.path.string())
-                                   .out);
+  const json off = test::json_output(test::run_liegrad(
+      {"bench", "--config", cfg_path, "--steps", "1", "--no-profile", "--no-roofline", "--json"}, tmp.path.string()));
   CHECK(off["roofline"].is_null());
-  const auto s = test::run_liegrad({"bench", "--op", "stream", "--mib", "4", "--repeats", "2", "--json"}, tmp.path.string());
-  REQUIRE(s.exit_code == 0);
-  const json stream = json::parse(s.out);
+  const json stream = test::json_output(
+      test::run_liegrad({"bench", "--op", "stream", "--mib", "4", "--repeats", "2", "--json"}, tmp.path.string()));
   CHECK(stream["op"] == "stream");
   CHECK(positive_finite(stream["triad_gb_per_s"]["median"]));
   const auto bad = test::run_liegrad({"bench", "--op", "stream", "--mib", "0"}, tmp.path.string());
