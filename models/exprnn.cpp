@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "autograd/ops.hpp"
+#include "core/profile.hpp"
 #include "groups/expm.hpp"
 #include "groups/group_ops.hpp"
 #include "core/config.hpp"
@@ -59,7 +60,11 @@ ag::Var<T> ExpRnn<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int
     outs.push_back(reshape(hs, Shape{B, 1, h}));
   }
   if (state) state->tensors = {hs.value()};
-  return add(matmul(concat(outs, 1), head_w_), head_b_);  // (B,T,C)
+  const Var<T> all = concat(outs, 1);  // (B,T,h)
+  // The linear head is timed as readout, as in the other models (its FLOPs are the
+  // readout family's in models/roofline.cpp); the recurrence stays "other".
+  prof::Tag readout(prof::Family::Readout);
+  return add(matmul(all, head_w_), head_b_);  // (B,T,C)
 }
 
 template class ExpRnn<float>;
