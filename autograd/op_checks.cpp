@@ -119,6 +119,16 @@ std::vector<OpCheck> autograd_op_checks() {
   c.push_back(make("linear_gelu", {{2, 3, 4}, {4, 5}, {5}}, "nnn", [](const Vs& x) {
     return linear_gelu(x[0], x[1], x[2]);
   }));
+  // 300 rows: three of linear_gelu's 128-row forward blocks, the last partial.
+  c.push_back(make("linear_gelu(300 rows)", {{2, 150, 3}, {3, 4}, {4}}, "nnn", [](const Vs& x) {
+    return linear_gelu(x[0], x[1], x[2]);
+  }));
+  c.push_back(make("linear_residual", {{2, 3, 4}, {4, 5}, {5}, {2, 3, 5}}, "nnnn", [](const Vs& x) {
+    return linear_residual(x[0], x[1], x[2], x[3]);
+  }));
+  c.push_back(make("linear_residual(no bias, r = x)", {{6, 4}, {4, 4}}, "nn", [](const Vs& x) {
+    return linear_residual(x[0], x[1], Vard(), x[0]);
+  }));
   // A backward assigns a gradient nothing has flowed into yet and adds to one that
   // exists (Node::grad_for_write): the same Var twice in one op, and a Var used by two
   // ops in either order (the later op's backward runs first and assigns).

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "autograd/elementwise.hpp"
+#include "autograd/linear.hpp"
 #include "groups/group.hpp"
 #include "kernels/causal_mha.hpp"
 #include "kernels/lstm_scan.hpp"
@@ -218,6 +219,31 @@ std::vector<ag::EquivalenceCheck> kernel_reference_checks() {
       },
       [](const Vs& x) { return lstm_scan(x[0], x[1], x[2], x[3], static_cast<Array<double>*>(nullptr)); },
       [](const Vs& x) { return lstm_scan_reference(x[0], x[1], x[2], x[3]); }));
+  // The fused dense layers (autograd/linear.hpp) on 2 x 150 = 300 rows, three of
+  // linear_gelu's 128-row blocks, a partial one last; with and without bias.
+  const auto normals = [](std::vector<Shape> shapes) {
+    return [shapes](Rng& rng) {
+      std::vector<A> in;
+      for (const Shape& s : shapes) in.push_back(rng.normal_array<double>(s));
+      return in;
+    };
+  };
+  c.push_back(equivalence("linear == reference R=300 K=6 N=5", normals({{2, 150, 6}, {6, 5}, {5}}),
+                          [](const Vs& x) { return ag::linear(x[0], x[1], x[2]); },
+                          [](const Vs& x) { return linear_reference(x[0], x[1], x[2]); }));
+  c.push_back(equivalence("linear_gelu == reference R=300 K=6 N=5", normals({{2, 150, 6}, {6, 5}, {5}}),
+                          [](const Vs& x) { return ag::linear_gelu(x[0], x[1], x[2]); },
+                          [](const Vs& x) { return linear_gelu_reference(x[0], x[1], x[2]); }));
+  c.push_back(equivalence("linear_gelu == reference, no bias R=300 K=6 N=5", normals({{300, 6}, {6, 5}}),
+                          [](const Vs& x) { return ag::linear_gelu(x[0], x[1], ag::Vard()); },
+                          [](const Vs& x) { return linear_gelu_reference(x[0], x[1], ag::Vard()); }));
+  c.push_back(equivalence("linear_residual == reference R=300 K=6 N=5", normals({{2, 150, 6}, {6, 5}, {5}, {2, 150, 5}}),
+                          [](const Vs& x) { return ag::linear_residual(x[0], x[1], x[2], x[3]); },
+                          [](const Vs& x) { return linear_residual_reference(x[0], x[1], x[2], x[3]); }));
+  // The residual is the input (x + x W + b): both gradients add into one buffer.
+  c.push_back(equivalence("linear_residual == reference, r = x R=6 K=N=4", normals({{2, 3, 4}, {4, 4}, {4}}),
+                          [](const Vs& x) { return ag::linear_residual(x[0], x[1], x[2], x[0]); },
+                          [](const Vs& x) { return linear_residual_reference(x[0], x[1], x[2], x[0]); }));
   return c;
 }
 
