@@ -101,6 +101,9 @@ std::vector<OpCheck> autograd_op_checks() {
   c.push_back(make("cross_entropy", {{2, 5, 7}}, "n", [](const Vs& x) { return cross_entropy(x[0], ids(10, 7)); }));
   c.push_back(make("layer_norm", {{2, 3, 6}, {6}, {6}}, "nnn",
                    [](const Vs& x) { return layer_norm(x[0], x[1], x[2], 1e-5); }));
+  // 300 rows: two of the backward's 256-row chunks, each summing its own dgamma, dbeta.
+  c.push_back(make("layer_norm(300 rows)", {{2, 150, 5}, {5}, {5}}, "nnn",
+                   [](const Vs& x) { return layer_norm(x[0], x[1], x[2], 1e-5); }));
   c.push_back(make("embedding", {{7, 4}}, "n", [](const Vs& x) { return embedding(x[0], ids(6, 7), {2, 3}); }));
   // A table of matrices (6,3,7) gives (8,3,7); 8 ids over 6 rows repeat two, and 21
   // columns span two of the backward's column blocks.
