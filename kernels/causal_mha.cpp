@@ -25,7 +25,10 @@ struct Saved {
   int64_t B = 0, T_ = 0, D = 0, h = 0, e = 0;
   T scale = 1;
   std::vector<T> slopes;
-  Buffer<T> P;  // (B*h,T,T), every row written, zero above the diagonal
+  // (B*h,T,T): row i written up to the end of its 16-row block, zero above the diagonal;
+  // the products read no further (o's and dq's rows i0.. read columns < i0 + rows, dv's
+  // and dk's the columns of block i0 in rows >= i0). Past the block it is never written.
+  Buffer<T> P;
   // Attention dropout: keep (B*h,T,T) is 1 where P's entry is kept, 0 where dropped;
   // empty without dropout. keep_scale = 1 / (1 - p).
   std::vector<uint8_t> keep;
@@ -103,7 +106,7 @@ void forward(Saved<T>& sv, const T* qkv, T* out) {
         for (int64_t i = i0; i < i0 + rows; ++i) {  // P = causal softmax of S, in place
           T* pi = P + i * T_;
           causal_softmax_row(i, pi, T(1), sl, pi);
-          std::fill(pi + i + 1, pi + T_, T(0));
+          std::fill(pi + i + 1, pi + i0 + rows, T(0));
         }
         // o = P v, or P~ v with dropout
         const T* Pu = P;
@@ -158,7 +161,7 @@ void backward(const Saved<T>& sv, const T* G, const T* qkv, T* dqkv) {
           for (int64_t j = 0; j <= i; ++j) dot += pi[j] * di[j];
 #pragma omp simd
           for (int64_t j = 0; j <= i; ++j) di[j] = pi[j] * (di[j] - dot);
-          std::fill(di + i + 1, di + T_, T(0));
+          std::fill(di + i + 1, di + i0 + rows, T(0));  // dS as P: zero to the block's end
         }
         // dq += scale dS k;  dk += scale dS^T q.
         small_gemm_ld<T>(false, false, rows, e, i0 + rows, sv.scale, dP.data() + i0 * T_, T_, kk, ld, T(1),
