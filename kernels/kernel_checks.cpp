@@ -6,6 +6,7 @@
 
 #include "autograd/elementwise.hpp"
 #include "autograd/linear.hpp"
+#include "autograd/shape_ops.hpp"
 #include "groups/group.hpp"
 #include "kernels/causal_mha.hpp"
 #include "kernels/lstm_scan.hpp"
@@ -60,6 +61,12 @@ std::vector<ag::OpCheck> kernel_op_checks() {
   c.push_back(gaussian_check("lstm_scan", {{3, 4, 20}, {5, 20}, {3, 5}, {3, 5}}, [](const Vs& x) {
     Array<double> c_last;
     return lstm_scan(x[0], ag::scale(x[1], 0.5), x[2], x[3], &c_last);
+  }));
+  // xw also feeds an op recorded later, whose backward runs first: lstm_scan adds its
+  // gradient to one that has started instead of writing it in place.
+  c.push_back(gaussian_check("lstm_scan(xw's gradient started)", {{3, 4, 20}, {5, 20}, {3, 5}, {3, 5}}, [](const Vs& x) {
+    const ag::Vard hs = lstm_scan(x[0], ag::scale(x[1], 0.5), x[2], x[3], static_cast<Array<double>*>(nullptr));
+    return ag::add(hs, ag::slice(x[0], 2, 0, 5));
   }));
   c.push_back(gaussian_check("lstm_scan(T=1)", {{2, 1, 8}, {2, 8}, {2, 2}, {2, 2}}, [](const Vs& x) {
     return lstm_scan(x[0], x[1], x[2], x[3], static_cast<Array<double>*>(nullptr));
