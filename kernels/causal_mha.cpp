@@ -121,8 +121,11 @@ void forward(Saved<T>& sv, const T* qkv, T* out) {
   }
 }
 
+// dqkv: qkv's gradient; fresh (not written yet): its blocks are assigned, not added to,
+// which is exact because each block of dq, dk and dv is written by one product.
 template <class T>
-void backward(const Saved<T>& sv, const T* G, const T* qkv, T* dqkv) {
+void backward(const Saved<T>& sv, const T* G, const T* qkv, T* dqkv, bool fresh) {
+  const T acc = fresh ? T(0) : T(1);  // beta of the dq, dk and dv products
   const int64_t B = sv.B, T_ = sv.T_, D = sv.D, h = sv.h, e = sv.e, ld = 3 * D, TT = T_ * T_;
   const bool drop = !sv.keep.empty();
 #pragma omp parallel if (go_parallel(B * h, T_, e))
@@ -146,7 +149,7 @@ void backward(const Saved<T>& sv, const T* G, const T* qkv, T* dqkv) {
         // dP~ = dO v^T (causal part); dv += P~^T dO (P~ = P without dropout).
         small_gemm_ld<T>(false, false, rows, i0 + rows, e, T(1), dO + i0 * D, D, vt.data(), T_, T(0),
                          dP.data() + i0 * T_, T_);
-        small_gemm_ld<T>(true, false, rows, e, T_ - i0, T(1), Pu + i0 * T_ + i0, T_, dO + i0 * D, D, T(1),
+        small_gemm_ld<T>(true, false, rows, e, T_ - i0, T(1), Pu + i0 * T_ + i0, T_, dO + i0 * D, D, acc,
                          dv + i0 * ld, ld);
         for (int64_t i = i0; i < i0 + rows; ++i) {  // dS = P (dP - rowsum(P dP)), in place in dP
           const T* pi = P + i * T_;
@@ -164,9 +167,9 @@ void backward(const Saved<T>& sv, const T* G, const T* qkv, T* dqkv) {
           std::fill(di + i + 1, di + i0 + rows, T(0));  // dS as P: zero to the block's end
         }
         // dq += scale dS k;  dk += scale dS^T q.
-        small_gemm_ld<T>(false, false, rows, e, i0 + rows, sv.scale, dP.data() + i0 * T_, T_, kk, ld, T(1),
+        small_gemm_ld<T>(false, false, rows, e, i0 + rows, sv.scale, dP.data() + i0 * T_, T_, kk, ld, acc,
                          dq + i0 * ld, ld);
-        small_gemm_ld<T>(true, false, rows, e, T_ - i0, sv.scale, dP.data() + i0 * T_ + i0, T_, q + i0 * ld, ld, T(1),
+        small_gemm_ld<T>(true, false, rows, e, T_ - i0, sv.scale, dP.data() + i0 * T_ + i0, T_, q + i0 * ld, ld, acc,
                          dk + i0 * ld, ld);
       });
     }
@@ -207,7 +210,9 @@ Var<T> causal_self_attention(const Var<T>& qkv, int heads, const std::vector<T>&
   forward(*sv, qkv.value().data(), out.data());
   return record_op<T>(std::move(out), {&qkv}, [qkv, sv](const Array<T>& G) {
     prof::Scope timed_b(prof::Family::Attention);
-    backward(*sv, G.data(), qkv.value().data(), qkv.node()->grad_ref().data());
+    bool fresh = false;
+    T* dqkv = qkv.node()->grad_for_write(&fresh).data();
+    backward(*sv, G.data(), qkv.value().data(), dqkv, fresh);
   });
 }
 

@@ -78,6 +78,11 @@ std::vector<ag::OpCheck> kernel_op_checks() {
   c.push_back(gaussian_check("causal_self_attention(T=19, no slopes)", {{1, 19, 12}}, [](const Vs& x) {
     return causal_self_attention(x[0], 2, std::vector<double>{}, 0.5);
   }));
+  // qkv also feeds an op recorded later, whose backward runs first: the attention's
+  // products then add to qkv's gradient instead of assigning it.
+  c.push_back(gaussian_check("causal_self_attention(qkv's gradient started, T=19)", {{2, 19, 12}}, [](const Vs& x) {
+    return ag::add(causal_self_attention(x[0], 2, std::vector<double>{0.5, 0.25}, 0.5), ag::slice(x[0], 2, 0, 4));
+  }));
   // With attention dropout: a generator made afresh in each call draws the same mask,
   // so the op is one fixed function of qkv for the finite differences.
   c.push_back(gaussian_check("causal_self_attention(dropout 0.3, T=19)", {{2, 19, 12}}, [](const Vs& x) {
