@@ -1,7 +1,9 @@
 // Kernels and wrappers of the fused dense layers (see linear.hpp).
 #include "autograd/linear.hpp"
 
+#include <algorithm>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "autograd/tape.hpp"
@@ -82,22 +84,72 @@ Var<T> linear(const Var<T>& x, const Var<T>& W, const Var<T>& b) {
 }
 
 template <class T>
+Var<T> linear_residual(const Var<T>& x, const Var<T>& W, const Var<T>& b, const Var<T>& r) {
+  const Dims d = check("linear_residual", x, W, b);
+  const Shape os = out_shape<T>(x.shape(), d.N);
+  if (r.shape() != os)
+    throw ShapeError("linear_residual: residual " + r.shape().str() + " must have the output's shape " + os.str());
+  // out = r + b in one pass, then the product adds x W (beta = 1).
+  Array<T> out = Array<T>::uninitialized(os);  // every element written below
+  const T* pr = r.value().data();
+  const T* pb = b.defined() ? b.value().data() : nullptr;
+  T* po = out.data();
+  parallel_for(d.R, grain_for(d.N), [&](int64_t i) {
+    const T* ri = pr + i * d.N;
+    T* oi = po + i * d.N;
+    if (pb) {
+#pragma omp simd
+      for (int64_t j = 0; j < d.N; ++j) oi[j] = ri[j] + pb[j];
+    } else {
+      std::copy(ri, ri + d.N, oi);
+    }
+  });
+  gemm<T>(false, false, d.R, d.N, d.K, T(1), x.value().data(), d.K, W.value().data(), d.N, T(1), po, d.N);
+  return record_op<T>(std::move(out), {&x, &W, &b, &r}, [x, W, b, r, d](const Array<T>& g) {
+    const std::vector<GradOut<T>> gr = grads_for_write<T>({&x, &W, &r});
+    if (gr[2].p) store_grad(gr[2].p, gr[2].fresh, g.size(), [&](int64_t i) { return g.data()[i]; });
+    backward(d, g.data(), x.value().data(), W.value().data(), gr[0], gr[1], grad_of(b));
+  });
+}
+
+// Rows per block of linear_gelu's forward: the block's pre-activation (rows x N) stays
+// in a per-thread scratch in L2 while GELU and its derivative are taken from it.
+constexpr int64_t kGeluRows = 128;
+
+template <class T>
 Var<T> linear_gelu(const Var<T>& x, const Var<T>& W, const Var<T>& b) {
   const Dims d = check("linear_gelu", x, W, b);
-  auto pre = std::make_shared<Buffer<T>>(d.R * d.N);  // the pre-activation, every element written
-  forward(d, x.value().data(), W.value().data(), b.defined() ? b.value().data() : nullptr, pre->data());
+  // Forward per block of rows: pre = x W + b into scratch, then y = gelu(pre) and
+  // dgelu = gelu'(pre) in one pass. The backward keeps dgelu, so it needs no erf.
+  auto dgelu = std::make_shared<Buffer<T>>(d.R * d.N);  // every element written
   Array<T> out = Array<T>::uninitialized(out_shape<T>(x.shape(), d.N));  // every element written below
-  const int64_t len = out.size(), chunk = 1 << 14;
-  parallel_for((len + chunk - 1) / chunk, grain_for(8 * chunk), [&](int64_t c) {
-    const int64_t lo = c * chunk;
-    vm::gelu_array(std::min(chunk, len - lo), pre->data() + lo, out.data() + lo);
-  });
-  return record_op<T>(std::move(out), {&x, &W, &b}, [x, W, b, d, pre](const Array<T>& g) {
-    Buffer<T> dpre(pre->size());  // every element written
+  const T* px = x.value().data();
+  const T* pW = W.value().data();
+  const T* pb = b.defined() ? b.value().data() : nullptr;
+  const int64_t blocks = (d.R + kGeluRows - 1) / kGeluRows;
+  // float only in parallel: each block's product then runs serially in its thread
+  // (single-threaded OpenBLAS or liegrad's kernel, core/linalg.hpp).
+  const int64_t grain = std::is_same_v<T, float> ? grain_for_flops(2 * kGeluRows * d.K * d.N) : blocks;
+#pragma omp parallel if (blocks >= 2 * grain && !in_parallel_region())
+  {
+    std::vector<T> pre(static_cast<size_t>(std::min(kGeluRows, d.R) * d.N));
+#pragma omp for schedule(static)
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const int64_t lo = blk * kGeluRows, rows = std::min(kGeluRows, d.R - lo);
+      forward(Dims{rows, d.K, d.N}, px + lo * d.K, pW, pb, pre.data());
+      vm::gelu_with_grad_array(rows * d.N, pre.data(), out.data() + lo * d.N, dgelu->data() + lo * d.N);
+    }
+  }
+  return record_op<T>(std::move(out), {&x, &W, &b}, [x, W, b, d, dgelu](const Array<T>& g) {
+    Buffer<T> dpre(dgelu->size());  // every element written
     const int64_t n = dpre.size(), ch = 1 << 14;
-    parallel_for((n + ch - 1) / ch, grain_for(8 * ch), [&](int64_t c) {
-      const int64_t lo = c * ch;
-      vm::gelu_grad_array(std::min(ch, n - lo), pre->data() + lo, g.data() + lo, dpre.data() + lo);
+    parallel_for((n + ch - 1) / ch, grain_for(ch), [&](int64_t c) {
+      const int64_t lo = c * ch, hi = std::min(n, lo + ch);
+      const T* gi = g.data();
+      const T* di = dgelu->data();
+      T* o = dpre.data();
+#pragma omp simd
+      for (int64_t i = lo; i < hi; ++i) o[i] = gi[i] * di[i];
     });
     const auto [dx, dW] = grads_for_write(x, W);
     backward(d, dpre.data(), x.value().data(), W.value().data(), dx, dW, grad_of(b));
@@ -106,6 +158,9 @@ Var<T> linear_gelu(const Var<T>& x, const Var<T>& W, const Var<T>& b) {
 
 template Var<float> linear(const Var<float>&, const Var<float>&, const Var<float>&);
 template Var<double> linear(const Var<double>&, const Var<double>&, const Var<double>&);
+template Var<float> linear_residual(const Var<float>&, const Var<float>&, const Var<float>&, const Var<float>&);
+template Var<double> linear_residual(const Var<double>&, const Var<double>&, const Var<double>&,
+                                     const Var<double>&);
 template Var<float> linear_gelu(const Var<float>&, const Var<float>&, const Var<float>&);
 template Var<double> linear_gelu(const Var<double>&, const Var<double>&, const Var<double>&);
 

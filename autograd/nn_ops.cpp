@@ -140,19 +140,24 @@ Var<T> cross_entropy(const Var<T>& logits, const std::vector<int32_t>& targets) 
   });
 }
 
+// Rows per chunk of layer_norm's backward: each chunk sums its own gamma and beta
+// gradients (double), added in chunk order, so the sums do not depend on the threads.
+constexpr int64_t kNormChunkRows = 256;
+
 template <class T>
 Var<T> layer_norm(const Var<T>& x, const Var<T>& gamma, const Var<T>& beta, T eps) {
   const int64_t D = x.shape().cols(), R = x.size() / std::max<int64_t>(D, 1);
   if (gamma.size() != D || beta.size() != D)
     throw ShapeError("layer_norm: gamma " + gamma.shape().str() + " and beta " + beta.shape().str() +
                      " must have the last-axis size of x " + x.shape().str());
-  Array<T> y = Array<T>::uninitialized(x.shape());  // y and xhat: every row written below
-  auto xhat = std::make_shared<Array<T>>(Array<T>::uninitialized(x.shape()));
+  // Saved per row: the mean and 1/std; the backward recomputes xhat = (x - mean) / std
+  // from x bit for bit rather than reading a stored copy.
+  Array<T> y = Array<T>::uninitialized(x.shape());  // every row written below
+  auto mean = std::make_shared<std::vector<double>>(static_cast<size_t>(R));
   auto inv_std = std::make_shared<std::vector<T>>(static_cast<size_t>(R));
   const T* px = x.value().data();
   const T* pg = gamma.value().data();
   const T* pb = beta.value().data();
-  T* ph = xhat->data();
   T* py = y.data();
   parallel_for(R, row_grain(D), [&](int64_t r) {
     const T* xr = px + r * D;
@@ -164,63 +169,66 @@ Var<T> layer_norm(const Var<T>& x, const Var<T>& gamma, const Var<T>& beta, T ep
     for (int64_t j = 0; j < D; ++j) var += (xr[j] - mu) * (xr[j] - mu);
     var /= static_cast<double>(D);
     const T is = static_cast<T>(1.0 / std::sqrt(var + static_cast<double>(eps)));
+    (*mean)[static_cast<size_t>(r)] = mu;
     (*inv_std)[static_cast<size_t>(r)] = is;
-    T* hr = ph + r * D;
     T* yr = py + r * D;
 #pragma omp simd
-    for (int64_t j = 0; j < D; ++j) {
-      const T hj = static_cast<T>((xr[j] - mu)) * is;
-      hr[j] = hj;
-      yr[j] = hj * pg[j] + pb[j];
-    }
+    for (int64_t j = 0; j < D; ++j) yr[j] = static_cast<T>((xr[j] - mu)) * is * pg[j] + pb[j];
   });
-  return record_op<T>(std::move(y), {&x, &gamma, &beta}, [x, gamma, beta, xhat, inv_std, R, D](const Array<T>& g) {
-    const T* h = xhat->data();
-    if (gamma.requires_grad() || beta.requires_grad()) {
-      std::vector<double> dg(static_cast<size_t>(D), 0.0), db(static_cast<size_t>(D), 0.0);
-      double* pdg_acc = dg.data();
-      double* pdb_acc = db.data();
-      const T* pgr = g.data();
-      for (int64_t r = 0; r < R; ++r) {
+  return record_op<T>(std::move(y), {&x, &gamma, &beta}, [x, gamma, beta, mean, inv_std, R, D](const Array<T>& g) {
+    const bool param_grads = gamma.requires_grad() || beta.requires_grad();
+    const int64_t chunks = (R + kNormChunkRows - 1) / kNormChunkRows;
+    // Per chunk: dgamma and dbeta partial sums, D each.
+    std::vector<double> partial(param_grads ? static_cast<size_t>(chunks * 2 * D) : 0, 0.0);
+    const T* xv = x.value().data();
+    const T* pgm = gamma.value().data();
+    const T* pgr = g.data();
+    T* dx = x.requires_grad() ? x.node()->grad_ref().data() : nullptr;
+    parallel_for(chunks, std::max<int64_t>(1, row_grain(D) / kNormChunkRows), [&](int64_t c) {
+      std::vector<T> hr(static_cast<size_t>(D));
+      double* dg = param_grads ? partial.data() + c * 2 * D : nullptr;
+      for (int64_t r = c * kNormChunkRows; r < std::min(R, (c + 1) * kNormChunkRows); ++r) {
+        const T* xr = xv + r * D;
         const T* gr = pgr + r * D;
-        const T* hr = h + r * D;
+        const double mu = (*mean)[static_cast<size_t>(r)];
+        const T is = (*inv_std)[static_cast<size_t>(r)];
+        T* h = hr.data();
 #pragma omp simd
-        for (int64_t j = 0; j < D; ++j) {
-          pdg_acc[j] += static_cast<double>(gr[j] * hr[j]);
-          pdb_acc[j] += static_cast<double>(gr[j]);
+        for (int64_t j = 0; j < D; ++j) h[j] = static_cast<T>((xr[j] - mu)) * is;
+        if (dg) {
+          double* db = dg + D;
+#pragma omp simd
+          for (int64_t j = 0; j < D; ++j) {
+            dg[j] += static_cast<double>(gr[j] * h[j]);
+            db[j] += static_cast<double>(gr[j]);
+          }
         }
-      }
-      if (gamma.requires_grad()) {
-        T* pdg = gamma.node()->grad_ref().data();
-        for (int64_t j = 0; j < D; ++j) pdg[j] += static_cast<T>(dg[static_cast<size_t>(j)]);
-      }
-      if (beta.requires_grad()) {
-        T* pdb = beta.node()->grad_ref().data();
-        for (int64_t j = 0; j < D; ++j) pdb[j] += static_cast<T>(db[static_cast<size_t>(j)]);
-      }
-    }
-    if (x.requires_grad()) {
-      T* dx = x.node()->grad_ref().data();
-      const T* pgm = gamma.value().data();
-      const T* pgr = g.data();
-      parallel_for(R, row_grain(D), [&](int64_t r) {
+        if (!dx) continue;
         // dx = inv_std * (dh - mean(dh) - h * mean(dh * h)), dh = g * gamma
-        const T* gr = pgr + r * D;
-        const T* hr = h + r * D;
         T* dxr = dx + r * D;
         T m1 = 0, m2 = 0;
 #pragma omp simd reduction(+ : m1, m2)
         for (int64_t j = 0; j < D; ++j) {
           const T dh = gr[j] * pgm[j];
           m1 += dh;
-          m2 += dh * hr[j];
+          m2 += dh * h[j];
         }
         m1 /= static_cast<T>(D);
         m2 /= static_cast<T>(D);
-        const T is = (*inv_std)[static_cast<size_t>(r)];
 #pragma omp simd
-        for (int64_t j = 0; j < D; ++j) dxr[j] += is * (gr[j] * pgm[j] - m1 - hr[j] * m2);
-      });
+        for (int64_t j = 0; j < D; ++j) dxr[j] += is * (gr[j] * pgm[j] - m1 - h[j] * m2);
+      }
+    });
+    if (!param_grads) return;
+    for (int64_t c = 1; c < chunks; ++c)
+      for (int64_t j = 0; j < 2 * D; ++j) partial[static_cast<size_t>(j)] += partial[static_cast<size_t>(c * 2 * D + j)];
+    if (gamma.requires_grad()) {
+      T* pdg = gamma.node()->grad_ref().data();
+      for (int64_t j = 0; j < D; ++j) pdg[j] += static_cast<T>(partial[static_cast<size_t>(j)]);
+    }
+    if (beta.requires_grad()) {
+      T* pdb = beta.node()->grad_ref().data();
+      for (int64_t j = 0; j < D; ++j) pdb[j] += static_cast<T>(partial[static_cast<size_t>(D + j)]);
     }
   });
 }

@@ -101,6 +101,9 @@ std::vector<OpCheck> autograd_op_checks() {
   c.push_back(make("cross_entropy", {{2, 5, 7}}, "n", [](const Vs& x) { return cross_entropy(x[0], ids(10, 7)); }));
   c.push_back(make("layer_norm", {{2, 3, 6}, {6}, {6}}, "nnn",
                    [](const Vs& x) { return layer_norm(x[0], x[1], x[2], 1e-5); }));
+  // 300 rows: two of the backward's 256-row chunks, each summing its own dgamma, dbeta.
+  c.push_back(make("layer_norm(300 rows)", {{2, 150, 5}, {5}, {5}}, "nnn",
+                   [](const Vs& x) { return layer_norm(x[0], x[1], x[2], 1e-5); }));
   c.push_back(make("embedding", {{7, 4}}, "n", [](const Vs& x) { return embedding(x[0], ids(6, 7), {2, 3}); }));
   // A table of matrices (6,3,7) gives (8,3,7); 8 ids over 6 rows repeat two, and 21
   // columns span two of the backward's column blocks.
@@ -118,6 +121,16 @@ std::vector<OpCheck> autograd_op_checks() {
   c.push_back(make("linear(no bias)", {{6, 4}, {4, 3}}, "nn", [](const Vs& x) { return linear(x[0], x[1], Vard()); }));
   c.push_back(make("linear_gelu", {{2, 3, 4}, {4, 5}, {5}}, "nnn", [](const Vs& x) {
     return linear_gelu(x[0], x[1], x[2]);
+  }));
+  // 300 rows: three of linear_gelu's 128-row forward blocks, the last partial.
+  c.push_back(make("linear_gelu(300 rows)", {{2, 150, 3}, {3, 4}, {4}}, "nnn", [](const Vs& x) {
+    return linear_gelu(x[0], x[1], x[2]);
+  }));
+  c.push_back(make("linear_residual", {{2, 3, 4}, {4, 5}, {5}, {2, 3, 5}}, "nnnn", [](const Vs& x) {
+    return linear_residual(x[0], x[1], x[2], x[3]);
+  }));
+  c.push_back(make("linear_residual(no bias, r = x)", {{6, 4}, {4, 4}}, "nn", [](const Vs& x) {
+    return linear_residual(x[0], x[1], Vard(), x[0]);
   }));
   // A backward assigns a gradient nothing has flowed into yet and adds to one that
   // exists (Node::grad_for_write): the same Var twice in one op, and a Var used by two

@@ -42,9 +42,22 @@ struct Block {
 // Splits a product into blocks of about 1 MFLOP (rows in multiples of 16, or columns in
 // multiples of 64 when there are few rows), at most 8 per thread. A product whose row
 // blocks will run through OpenBLAS gets two blocks per thread instead: each OpenBLAS call
-// packs its operands, so fewer, larger blocks amortise that.
-void split(const GemmCall<float>& c, int threads, std::vector<Block>& out) {
+// packs its operands, so fewer, larger blocks amortise that. A product with every side
+// at least kBlasMinSide but too few rows for such row blocks (a weight gradient X^T dY:
+// M and N the layer's widths, K the batch's rows) stays with OpenBLAS: blocks of at
+// least 64 columns, or the whole product as one block when N < 128. Cut into 16-row
+// blocks for liegrad's kernel instead, each block would stream all K rows of B again
+// (measured on the transformer's 64 x 192 x 4096 gradients: docs/performance.md). One
+// block only when other products of the group (`shared`) keep the other threads busy.
+void split(const GemmCall<float>& c, int threads, bool shared, std::vector<Block>& out) {
   const double flops = 2.0 * static_cast<double>(c.M) * static_cast<double>(c.N) * static_cast<double>(c.K);
+  if (c.M < 2 * threads * kBlasMinSide && c.M >= kBlasMinSide && c.N >= (shared ? 1 : 2) * kBlasMinSide &&
+      c.K >= kBlasMinSide && large_blocks_through_blas()) {
+    const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(2 * threads, c.N / kBlasMinSide));
+    const int64_t step = c.N / blocks / 16 * 16;  // blocks >= 64 columns, the last one takes the rest
+    for (int64_t b = 0; b < blocks; ++b) out.push_back({&c, false, b * step, b + 1 == blocks ? c.N : (b + 1) * step});
+    return;
+  }
   const bool by_rows = c.M >= 16 * threads;
   const int64_t len = by_rows ? c.M : c.N;
   const int64_t unit = by_rows ? 16 : 64;
@@ -83,6 +96,11 @@ void run_block(const Block& b) {
                    c.ldb, c.beta, c.C + b.lo, c.ldc);
 }
 
+double flops_of(const Block& b) {
+  const GemmCall<float>& c = *b.call;
+  return static_cast<double>(b.hi - b.lo) * static_cast<double>(b.by_rows ? c.N : c.M) * static_cast<double>(c.K);
+}
+
 std::atomic<int> g_backend{-1};  // -1: not read from LIEGRAD_GEMM yet
 
 }  // namespace
@@ -115,7 +133,10 @@ void gemm_group<float>(const std::vector<GemmCall<float>>& calls) {
   }
   std::vector<Block> blocks;
   for (const auto& c : calls)
-    if (c.M > 0 && c.N > 0) split(c, threads, blocks);
+    if (c.M > 0 && c.N > 0) split(c, threads, calls.size() > 1, blocks);
+  // Largest blocks first, so a long one (a weight gradient through OpenBLAS) does not
+  // start last while the other threads idle. The order changes no result.
+  std::stable_sort(blocks.begin(), blocks.end(), [](const Block& a, const Block& b) { return flops_of(a) > flops_of(b); });
   const int64_t count = static_cast<int64_t>(blocks.size());
 #pragma omp parallel for schedule(dynamic, 1) if (count > 1)
   for (int64_t i = 0; i < count; ++i) run_block(blocks[static_cast<size_t>(i)]);

@@ -164,4 +164,39 @@ inline void gelu_grad_array(int64_t len, const double* x, const double* g, doubl
   }
 }
 
+// y = gelu(x) and d = gelu'(x) in one pass (each bit for bit as gelu_array and the
+// factor gelu_grad_array multiplies g by), so a backward pass needs no erf: dx = g d.
+inline void gelu_with_grad_array(int64_t len, const float* x, float* y, float* d) {
+#if LIEGRAD_SIMD
+  using namespace simd;
+  const auto one = [&](int64_t i, V v, auto&& put) {
+    V cdf, pdf;
+    normal_cdf_pdf_v(v, cdf, pdf);
+    put(y + i, mul(v, cdf));
+    put(d + i, fmadd(v, pdf, cdf));
+  };
+  int64_t i = 0;
+  for (; i + kLanes <= len; i += kLanes) one(i, load(x + i), [](float* p, V v) { store(p, v); });
+  if (i < len) {
+    const Mask m = tail_mask(len - i);
+    one(i, load(m, x + i), [&](float* p, V v) { store(p, m, v); });
+  }
+#else
+  for (int64_t i = 0; i < len; ++i) {
+    const float cdf = 0.5f * (1.0f + std::erf(x[i] * 0.70710678118654752f));
+    const float pdf = 0.39894228040143267794f * std::exp(-0.5f * x[i] * x[i]);
+    y[i] = x[i] * 0.5f * (1.0f + std::erf(x[i] * 0.70710678118654752f));
+    d[i] = cdf + x[i] * pdf;
+  }
+#endif
+}
+inline void gelu_with_grad_array(int64_t len, const double* x, double* y, double* d) {
+  for (int64_t i = 0; i < len; ++i) {
+    const double cdf = 0.5 * (1.0 + std::erf(x[i] * 0.70710678118654752440));
+    const double pdf = 0.39894228040143267794 * std::exp(-0.5 * x[i] * x[i]);
+    y[i] = x[i] * 0.5 * (1.0 + std::erf(x[i] * 0.70710678118654752440));
+    d[i] = cdf + x[i] * pdf;
+  }
+}
+
 }  // namespace liegrad::vm

@@ -25,7 +25,10 @@ struct Saved {
   int64_t B = 0, T_ = 0, D = 0, h = 0, e = 0;
   T scale = 1;
   std::vector<T> slopes;
-  Buffer<T> P;  // (B*h,T,T), every row written, zero above the diagonal
+  // (B*h,T,T): row i written up to the end of its 16-row block, zero above the diagonal;
+  // the products read no further (o's and dq's rows i0.. read columns < i0 + rows, dv's
+  // and dk's the columns of block i0 in rows >= i0). Past the block it is never written.
+  Buffer<T> P;
   // Attention dropout: keep (B*h,T,T) is 1 where P's entry is kept, 0 where dropped;
   // empty without dropout. keep_scale = 1 / (1 - p).
   std::vector<uint8_t> keep;
@@ -59,6 +62,12 @@ void row_blocks(int64_t T_, F&& f) {
   for (int64_t i0 = 0; i0 < T_; i0 += kRows) f(i0, std::min(kRows, T_ - i0));
 }
 
+// The same blocks, last first.
+template <class F>
+void row_blocks_reversed(int64_t T_, F&& f) {
+  for (int64_t i0 = (T_ - 1) / kRows * kRows; i0 >= 0; i0 -= kRows) f(i0, std::min(kRows, T_ - i0));
+}
+
 // Head k of batch row b in a (B,T,3D) q|k|v array: its q, k and v columns (row stride 3D).
 template <class Ptr>
 struct HeadSlices {
@@ -89,15 +98,17 @@ void forward(Saved<T>& sv, const T* qkv, T* out) {
       const uint8_t* keep = drop ? sv.keep.data() + bk * TT : nullptr;
       const T sl = sv.slopes.empty() ? T(0) : sv.slopes[static_cast<size_t>(k)];
       gather_transpose(T_, e, kk, ld, kt.data());
-      row_blocks(T_, [&](int64_t i0, int64_t rows) {  // S = scale q k^T, causal part
+      // One block of rows at a time, from its scores to its output while it is in L1
+      // (o's rows i0.. need P's rows i0.. only, up to column i0 + rows).
+      row_blocks(T_, [&](int64_t i0, int64_t rows) {
+        // S = scale q k^T, causal part
         small_gemm_ld<T>(false, false, rows, i0 + rows, e, sv.scale, q + i0 * ld, ld, kt.data(), T_, T(0), P + i0 * T_, T_);
-      });
-      for (int64_t i = 0; i < T_; ++i) {  // P = causal softmax of S, in place
-        T* pi = P + i * T_;
-        causal_softmax_row(i, pi, T(1), sl, pi);
-        std::fill(pi + i + 1, pi + T_, T(0));
-      }
-      row_blocks(T_, [&](int64_t i0, int64_t rows) {  // o = P v, or P~ v with dropout
+        for (int64_t i = i0; i < i0 + rows; ++i) {  // P = causal softmax of S, in place
+          T* pi = P + i * T_;
+          causal_softmax_row(i, pi, T(1), sl, pi);
+          std::fill(pi + i + 1, pi + i0 + rows, T(0));
+        }
+        // o = P v, or P~ v with dropout
         const T* Pu = P;
         if (drop) {
           dropped_rows(sv, P, keep, i0, rows, pd.data());
@@ -110,8 +121,11 @@ void forward(Saved<T>& sv, const T* qkv, T* out) {
   }
 }
 
+// dqkv: qkv's gradient; fresh (not written yet): its blocks are assigned, not added to,
+// which is exact because each block of dq, dk and dv is written by one product.
 template <class T>
-void backward(const Saved<T>& sv, const T* G, const T* qkv, T* dqkv) {
+void backward(const Saved<T>& sv, const T* G, const T* qkv, T* dqkv, bool fresh) {
+  const T acc = fresh ? T(0) : T(1);  // beta of the dq, dk and dv products
   const int64_t B = sv.B, T_ = sv.T_, D = sv.D, h = sv.h, e = sv.e, ld = 3 * D, TT = T_ * T_;
   const bool drop = !sv.keep.empty();
 #pragma omp parallel if (go_parallel(B * h, T_, e))
@@ -128,33 +142,34 @@ void backward(const Saved<T>& sv, const T* G, const T* qkv, T* dqkv) {
       gather_transpose(T_, e, v, ld, vt.data());
       if (drop) dropped_rows(sv, P, keep, 0, T_, pd.data());  // P~, read by dv's product below
       const T* Pu = drop ? pd.data() : P;
-      row_blocks(T_, [&](int64_t i0, int64_t rows) {
+      // One block of rows at a time, last first: dk's rows i0.. need dS's rows i0..T,
+      // which the blocks after i0 have finished. Each block of dq, dk and dv is one
+      // product, as in any order, so the order changes no result.
+      row_blocks_reversed(T_, [&](int64_t i0, int64_t rows) {
         // dP~ = dO v^T (causal part); dv += P~^T dO (P~ = P without dropout).
         small_gemm_ld<T>(false, false, rows, i0 + rows, e, T(1), dO + i0 * D, D, vt.data(), T_, T(0),
                          dP.data() + i0 * T_, T_);
-        small_gemm_ld<T>(true, false, rows, e, T_ - i0, T(1), Pu + i0 * T_ + i0, T_, dO + i0 * D, D, T(1),
+        small_gemm_ld<T>(true, false, rows, e, T_ - i0, T(1), Pu + i0 * T_ + i0, T_, dO + i0 * D, D, acc,
                          dv + i0 * ld, ld);
-      });
-      for (int64_t i = 0; i < T_; ++i) {  // dS = P (dP - rowsum(P dP)), in place in dP
-        const T* pi = P + i * T_;
-        T* di = dP.data() + i * T_;
-        if (drop) {  // dP = dP~ .* M / (1 - p)
-          const uint8_t* ki = keep + i * T_;
+        for (int64_t i = i0; i < i0 + rows; ++i) {  // dS = P (dP - rowsum(P dP)), in place in dP
+          const T* pi = P + i * T_;
+          T* di = dP.data() + i * T_;
+          if (drop) {  // dP = dP~ .* M / (1 - p)
+            const uint8_t* ki = keep + i * T_;
 #pragma omp simd
-          for (int64_t j = 0; j <= i; ++j) di[j] = ki[j] ? di[j] * sv.keep_scale : T(0);
-        }
-        T dot = 0;
+            for (int64_t j = 0; j <= i; ++j) di[j] = ki[j] ? di[j] * sv.keep_scale : T(0);
+          }
+          T dot = 0;
 #pragma omp simd reduction(+ : dot)
-        for (int64_t j = 0; j <= i; ++j) dot += pi[j] * di[j];
+          for (int64_t j = 0; j <= i; ++j) dot += pi[j] * di[j];
 #pragma omp simd
-        for (int64_t j = 0; j <= i; ++j) di[j] = pi[j] * (di[j] - dot);
-        std::fill(di + i + 1, di + T_, T(0));
-      }
-      row_blocks(T_, [&](int64_t i0, int64_t rows) {
+          for (int64_t j = 0; j <= i; ++j) di[j] = pi[j] * (di[j] - dot);
+          std::fill(di + i + 1, di + i0 + rows, T(0));  // dS as P: zero to the block's end
+        }
         // dq += scale dS k;  dk += scale dS^T q.
-        small_gemm_ld<T>(false, false, rows, e, i0 + rows, sv.scale, dP.data() + i0 * T_, T_, kk, ld, T(1),
+        small_gemm_ld<T>(false, false, rows, e, i0 + rows, sv.scale, dP.data() + i0 * T_, T_, kk, ld, acc,
                          dq + i0 * ld, ld);
-        small_gemm_ld<T>(true, false, rows, e, T_ - i0, sv.scale, dP.data() + i0 * T_ + i0, T_, q + i0 * ld, ld, T(1),
+        small_gemm_ld<T>(true, false, rows, e, T_ - i0, sv.scale, dP.data() + i0 * T_ + i0, T_, q + i0 * ld, ld, acc,
                          dk + i0 * ld, ld);
       });
     }
@@ -195,7 +210,9 @@ Var<T> causal_self_attention(const Var<T>& qkv, int heads, const std::vector<T>&
   forward(*sv, qkv.value().data(), out.data());
   return record_op<T>(std::move(out), {&qkv}, [qkv, sv](const Array<T>& G) {
     prof::Scope timed_b(prof::Family::Attention);
-    backward(*sv, G.data(), qkv.value().data(), qkv.node()->grad_ref().data());
+    bool fresh = false;
+    T* dqkv = qkv.node()->grad_for_write(&fresh).data();
+    backward(*sv, G.data(), qkv.value().data(), dqkv, fresh);
   });
 }
 

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "autograd/elementwise.hpp"
+#include "autograd/linear.hpp"
+#include "autograd/shape_ops.hpp"
 #include "groups/group.hpp"
 #include "kernels/causal_mha.hpp"
 #include "kernels/lstm_scan.hpp"
@@ -60,6 +62,12 @@ std::vector<ag::OpCheck> kernel_op_checks() {
     Array<double> c_last;
     return lstm_scan(x[0], ag::scale(x[1], 0.5), x[2], x[3], &c_last);
   }));
+  // xw also feeds an op recorded later, whose backward runs first: lstm_scan adds its
+  // gradient to one that has started instead of writing it in place.
+  c.push_back(gaussian_check("lstm_scan(xw's gradient started)", {{3, 4, 20}, {5, 20}, {3, 5}, {3, 5}}, [](const Vs& x) {
+    const ag::Vard hs = lstm_scan(x[0], ag::scale(x[1], 0.5), x[2], x[3], static_cast<Array<double>*>(nullptr));
+    return ag::add(hs, ag::slice(x[0], 2, 0, 5));
+  }));
   c.push_back(gaussian_check("lstm_scan(T=1)", {{2, 1, 8}, {2, 8}, {2, 2}, {2, 2}}, [](const Vs& x) {
     return lstm_scan(x[0], x[1], x[2], x[3], static_cast<Array<double>*>(nullptr));
   }));
@@ -69,6 +77,11 @@ std::vector<ag::OpCheck> kernel_op_checks() {
   }));
   c.push_back(gaussian_check("causal_self_attention(T=19, no slopes)", {{1, 19, 12}}, [](const Vs& x) {
     return causal_self_attention(x[0], 2, std::vector<double>{}, 0.5);
+  }));
+  // qkv also feeds an op recorded later, whose backward runs first: the attention's
+  // products then add to qkv's gradient instead of assigning it.
+  c.push_back(gaussian_check("causal_self_attention(qkv's gradient started, T=19)", {{2, 19, 12}}, [](const Vs& x) {
+    return ag::add(causal_self_attention(x[0], 2, std::vector<double>{0.5, 0.25}, 0.5), ag::slice(x[0], 2, 0, 4));
   }));
   // With attention dropout: a generator made afresh in each call draws the same mask,
   // so the op is one fixed function of qkv for the finite differences.
@@ -218,6 +231,31 @@ std::vector<ag::EquivalenceCheck> kernel_reference_checks() {
       },
       [](const Vs& x) { return lstm_scan(x[0], x[1], x[2], x[3], static_cast<Array<double>*>(nullptr)); },
       [](const Vs& x) { return lstm_scan_reference(x[0], x[1], x[2], x[3]); }));
+  // The fused dense layers (autograd/linear.hpp) on 2 x 150 = 300 rows, three of
+  // linear_gelu's 128-row blocks, a partial one last; with and without bias.
+  const auto normals = [](std::vector<Shape> shapes) {
+    return [shapes](Rng& rng) {
+      std::vector<A> in;
+      for (const Shape& s : shapes) in.push_back(rng.normal_array<double>(s));
+      return in;
+    };
+  };
+  c.push_back(equivalence("linear == reference R=300 K=6 N=5", normals({{2, 150, 6}, {6, 5}, {5}}),
+                          [](const Vs& x) { return ag::linear(x[0], x[1], x[2]); },
+                          [](const Vs& x) { return linear_reference(x[0], x[1], x[2]); }));
+  c.push_back(equivalence("linear_gelu == reference R=300 K=6 N=5", normals({{2, 150, 6}, {6, 5}, {5}}),
+                          [](const Vs& x) { return ag::linear_gelu(x[0], x[1], x[2]); },
+                          [](const Vs& x) { return linear_gelu_reference(x[0], x[1], x[2]); }));
+  c.push_back(equivalence("linear_gelu == reference, no bias R=300 K=6 N=5", normals({{300, 6}, {6, 5}}),
+                          [](const Vs& x) { return ag::linear_gelu(x[0], x[1], ag::Vard()); },
+                          [](const Vs& x) { return linear_gelu_reference(x[0], x[1], ag::Vard()); }));
+  c.push_back(equivalence("linear_residual == reference R=300 K=6 N=5", normals({{2, 150, 6}, {6, 5}, {5}, {2, 150, 5}}),
+                          [](const Vs& x) { return ag::linear_residual(x[0], x[1], x[2], x[3]); },
+                          [](const Vs& x) { return linear_residual_reference(x[0], x[1], x[2], x[3]); }));
+  // The residual is the input (x + x W + b): both gradients add into one buffer.
+  c.push_back(equivalence("linear_residual == reference, r = x R=6 K=N=4", normals({{2, 3, 4}, {4, 4}, {4}}),
+                          [](const Vs& x) { return ag::linear_residual(x[0], x[1], x[2], x[0]); },
+                          [](const Vs& x) { return linear_residual_reference(x[0], x[1], x[2], x[0]); }));
   return c;
 }
 

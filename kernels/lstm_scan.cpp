@@ -8,6 +8,7 @@
 
 #include "autograd/tape.hpp"
 #include "core/buffer.hpp"
+#include "core/linalg.hpp"
 #include "core/parallel.hpp"
 #include "core/profile.hpp"
 #include "core/small_gemm.hpp"
@@ -73,25 +74,24 @@ void forward(Saved<T>& sv, const T* xw, const T* w, T* hs) {
   }
 }
 
-// G_h (B,T,h) = dL/dhs; dxw (B,T,4h), dW (h,4h), dh0, dc0 (B,h) accumulate; null skips.
+// G_h (B,T,h) = dL/dhs. DA (B,T,4h) receives da_t, the gradient of xw, every element
+// written; dW (h,4h), dh0, dc0 (B,h) accumulate; null skips. Per step only the
+// recurrence dh_{t-1} = da_t W_hh^T runs; dW_hh = sum_t h_{t-1}^T da_t is one product
+// over all B T rows afterwards (H_prev^T DA), not B T / lanes small updates of the
+// whole (h,4h) matrix.
 template <class T>
-void backward(const Saved<T>& sv, const T* Gh, const T* hs, const T* w, T* dxw, T* dW, T* dh0, T* dc0) {
+void backward(const Saved<T>& sv, const T* Gh, const T* hs, const T* w, T* DA, T* dW, T* dh0, T* dc0) {
   const int64_t B = sv.B, T_ = sv.T_, h = sv.h, G = 4 * h;
   const int nt = scan_threads(B, T_, h);
   Array<T> wT(Shape{G, h});  // W_hh^T, so dh_{t-1} = da W^T is a plain product
   for (int64_t i = 0; i < h; ++i)
     for (int64_t j = 0; j < G; ++j) wT[j * h + i] = w[i * G + j];
-  std::vector<std::vector<T>> dW_t(static_cast<size_t>(nt));
 #pragma omp parallel num_threads(nt) if (nt > 1)
   {
-    const int tid = omp_get_thread_num();
     int64_t lo, hi;
-    lanes_of(B, tid, omp_get_num_threads(), lo, hi);
+    lanes_of(B, omp_get_thread_num(), omp_get_num_threads(), lo, hi);
     const int64_t L = std::max<int64_t>(hi - lo, 1);
-    std::vector<T>& dw = dW_t[static_cast<size_t>(tid)];
-    if (dW) dw.assign(static_cast<size_t>(h * G), T(0));
-    std::vector<T> dh(static_cast<size_t>(L * h), T(0)), dc(static_cast<size_t>(L * h), T(0)),
-        da(static_cast<size_t>(L * G));
+    std::vector<T> dh(static_cast<size_t>(L * h), T(0)), dc(static_cast<size_t>(L * h), T(0));
     for (int64_t t = T_ - 1; t >= 0 && hi > lo; --t) {
       for (int64_t b = lo; b < hi; ++b) {
         const int64_t bt = b * T_ + t;
@@ -100,7 +100,7 @@ void backward(const Saved<T>& sv, const T* Gh, const T* hs, const T* w, T* dxw, 
         const T* cp = t == 0 ? sv.c0.data() + b * h : sv.c.data() + (bt - 1) * h;
         T* dhb = dh.data() + (b - lo) * h;
         T* dcb = dc.data() + (b - lo) * h;
-        T* dab = da.data() + (b - lo) * G;
+        T* dab = DA + bt * G;
         const T* g_out = Gh + bt * h;
 #pragma omp simd
         for (int64_t k = 0; k < h; ++k) {
@@ -113,16 +113,10 @@ void backward(const Saved<T>& sv, const T* Gh, const T* hs, const T* w, T* dxw, 
           dab[3 * h + k] = dhk * tc[k] * o * (T(1) - o);
           dcb[k] = dck * f;
         }
-        if (dxw) {
-          T* d = dxw + bt * G;
-          for (int64_t k = 0; k < G; ++k) d[k] += dab[k];
-        }
       }
-      const int64_t n = hi - lo;
-      const T* hp = t == 0 ? sv.h0.data() + lo * h : hs + (lo * T_ + t - 1) * h;
-      const int64_t ldh = t == 0 ? h : T_ * h;
-      if (dW) small_gemm_ld<T>(true, false, h, G, n, T(1), hp, ldh, da.data(), G, T(1), dw.data(), G);
-      small_gemm_ld<T>(false, false, n, h, G, T(1), da.data(), G, wT.data(), h, T(0), dh.data(), h);
+      // dh_{t-1} = da_t W^T for this thread's lanes (rows b T + t of DA, stride T 4h).
+      small_gemm_ld<T>(false, false, hi - lo, h, G, T(1), DA + (lo * T_ + t) * G, T_ * G, wT.data(), h, T(0), dh.data(),
+                       h);
     }
     for (int64_t b = lo; b < hi; ++b)
       for (int64_t k = 0; k < h; ++k) {
@@ -130,10 +124,15 @@ void backward(const Saved<T>& sv, const T* Gh, const T* hs, const T* w, T* dxw, 
         if (dc0) dc0[b * h + k] += dc[static_cast<size_t>((b - lo) * h + k)];
       }
   }
-  if (dW)
-    for (const auto& dw : dW_t)
-      if (!dw.empty())
-        for (int64_t k = 0; k < h * G; ++k) dW[k] += dw[static_cast<size_t>(k)];
+  if (dW) {
+    // H_prev (B,T,h): row b T + t holds h_{t-1} of lane b (h0 at t = 0).
+    Buffer<T> hprev(B * T_ * h);  // every row written
+    parallel_for(B, grain_for(T_ * h), [&](int64_t b) {
+      std::copy(sv.h0.data() + b * h, sv.h0.data() + (b + 1) * h, hprev.data() + b * T_ * h);
+      std::copy(hs + b * T_ * h, hs + ((b + 1) * T_ - 1) * h, hprev.data() + (b * T_ + 1) * h);
+    });
+    gemm<T>(true, false, h, G, B * T_, T(1), hprev.data(), h, DA, G, T(1), dW, G);
+  }
 }
 
 }  // namespace
@@ -177,11 +176,19 @@ Var<T> lstm_scan(const Var<T>& xw, const Var<T>& w_hh, const Var<T>& h0, const V
     Tape<T>::current().record([node, xw, w_hh, h0, c0, sv, tag = prof::current_tag()]() {
       if (node->grad.empty()) return;
       prof::Scope timed_b(tag);
-      backward(*sv, node->grad.data(), node->value.data(), w_hh.value().data(),
-               xw.requires_grad() ? xw.node()->grad_ref().data() : nullptr,
+      // da is xw's gradient: written straight into a fresh one, else added to it.
+      bool fresh = false;
+      T* dxw = xw.requires_grad() ? xw.node()->grad_for_write(&fresh).data() : nullptr;
+      Buffer<T> own(dxw && fresh ? 0 : node->grad.size() * 4);  // (B,T,4h) when not written in place
+      T* DA = dxw && fresh ? dxw : own.data();
+      backward(*sv, node->grad.data(), node->value.data(), w_hh.value().data(), DA,
                w_hh.requires_grad() ? w_hh.node()->grad_ref().data() : nullptr,
                h0.requires_grad() ? h0.node()->grad_ref().data() : nullptr,
                c0.requires_grad() ? c0.node()->grad_ref().data() : nullptr);
+      if (dxw && !fresh) {
+        const int64_t n = own.size();
+        parallel_for(n, kMinParallelWork, [&](int64_t i) { dxw[i] += own.data()[i]; });
+      }
       node->grad = Array<T>();
     });
   }

@@ -10,7 +10,8 @@
 // (lanes x h) by (h x 4h) product per step. Backward through time, per step:
 //   dc = dc_next + dh o (1 - tanh(c)^2),  da = [dc g i(1-i), dc c_{t-1} f(1-f),
 //   dc i (1-g^2), dh tanh(c) o(1-o)],  dxw_t = da,  dh_{t-1} = da W_hh^T,
-//   dc_{t-1} = dc f,  dW_hh += h_{t-1}^T da.
+//   dc_{t-1} = dc f;  then, over the whole window at once, dW_hh += sum_t h_{t-1}^T da_t
+//   as one (h x BT) by (BT x 4h) product (the da_t are xw's gradient, kept anyway).
 #pragma once
 #include <vector>
 

@@ -114,6 +114,25 @@ Var<T> lstm_scan_reference(const Var<T>& xw, const Var<T>& w_hh, const Var<T>& h
   return ag::concat(outs, 1);
 }
 
+template <class T>
+Var<T> linear_reference(const Var<T>& x, const Var<T>& W, const Var<T>& b) {
+  const int64_t K = W.shape()[0];
+  std::vector<int64_t> out = x.shape().vec();
+  out.back() = W.shape()[1];
+  const Var<T> y = ag::reshape(ag::matmul(ag::reshape(x, Shape{x.size() / K, K}), W), Shape::of(out));
+  return b.defined() ? ag::add(y, b) : y;
+}
+
+template <class T>
+Var<T> linear_residual_reference(const Var<T>& x, const Var<T>& W, const Var<T>& b, const Var<T>& r) {
+  return ag::add(r, linear_reference(x, W, b));
+}
+
+template <class T>
+Var<T> linear_gelu_reference(const Var<T>& x, const Var<T>& W, const Var<T>& b) {
+  return ag::gelu(linear_reference(x, W, b));
+}
+
 #define LIEGRAD_INSTANTIATE(T)                                                                                      \
   template Var<T> relative_update_reference(const Group&, const Var<T>&, const Var<T>&, const Var<T>&);            \
   template Var<T> combined_update_reference(const Group&, const Var<T>&, const Var<T>&, const Var<T>&,           \
@@ -125,7 +144,10 @@ Var<T> lstm_scan_reference(const Var<T>& xw, const Var<T>& w_hh, const Var<T>& h
   template Var<T> mean_head_attention_reference(const Var<T>&, const Var<T>&, const std::vector<T>&, T, int64_t,   \
                                                 int64_t);                                                          \
   template Var<T> causal_self_attention_reference(const Var<T>&, int, const std::vector<T>&, T, double, Rng*);     \
-  template Var<T> lstm_scan_reference(const Var<T>&, const Var<T>&, const Var<T>&, const Var<T>&);
+  template Var<T> lstm_scan_reference(const Var<T>&, const Var<T>&, const Var<T>&, const Var<T>&);              \
+  template Var<T> linear_reference(const Var<T>&, const Var<T>&, const Var<T>&);                                   \
+  template Var<T> linear_residual_reference(const Var<T>&, const Var<T>&, const Var<T>&, const Var<T>&);           \
+  template Var<T> linear_gelu_reference(const Var<T>&, const Var<T>&, const Var<T>&);
 LIEGRAD_INSTANTIATE(float)
 LIEGRAD_INSTANTIATE(double)
 #undef LIEGRAD_INSTANTIATE

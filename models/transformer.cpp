@@ -81,7 +81,7 @@ Transformer<T>::Transformer(const nlohmann::json& config, int64_t vocab, uint64_
 }
 
 template <class T>
-ag::Var<T> Transformer<T>::attention(const Block& blk, const ag::Var<T>& h) {
+ag::Var<T> Transformer<T>::attention(const Block& blk, const ag::Var<T>& h, const ag::Var<T>& residual) {
   using namespace ag;
   const int H = static_cast<int>(heads_);
   const int64_t D = D_;
@@ -100,7 +100,8 @@ ag::Var<T> Transformer<T>::attention(const Block& blk, const ag::Var<T>& h) {
   const double p = training_ ? dropout_ : 0.0;
   Var<T> o = kernels::causal_self_attention(qkv, H, slopes, inv_sqrt, p, p > 0 ? &dropout_rng_ : nullptr);  // (B,T,D)
   prof::Tag dense(prof::Family::Dense);
-  return linear(o, blk.proj_w, blk.proj_b);
+  // The residual add in the projection (x + o W + b) unless dropout comes between them.
+  return residual.defined() ? linear_residual(o, blk.proj_w, blk.proj_b, residual) : linear(o, blk.proj_w, blk.proj_b);
 }
 
 template <class T>
@@ -110,14 +111,15 @@ ag::Var<T> Transformer<T>::forward(const std::vector<int32_t>& inputs, int64_t B
   Var<T> x = embedding(embed_, inputs, {B, T_});  // (B,T,D)
   if (drop) x = dropout(x, dropout_, dropout_rng_);
   for (const Block& blk : blocks_) {
-    Var<T> a = attention(blk, layer_norm(x, blk.ln1_w, blk.ln1_b));
+    // x + attn(ln1(x)) and x + mlp(ln2(x)); without dropout each add is fused into the
+    // branch's last product (ag::linear_residual).
+    Var<T> a = attention(blk, layer_norm(x, blk.ln1_w, blk.ln1_b), drop ? Var<T>() : x);
     prof::Tag timed(prof::Family::Dense);
-    if (drop) a = dropout(a, dropout_, dropout_rng_);
-    x = add(x, a);
+    if (drop) x = add(x, dropout(a, dropout_, dropout_rng_));
+    else x = a;
     Var<T> m = linear_gelu(layer_norm(x, blk.ln2_w, blk.ln2_b), blk.fc_w, blk.fc_b);
-    m = linear(m, blk.fc2_w, blk.fc2_b);
-    if (drop) m = dropout(m, dropout_, dropout_rng_);
-    x = add(x, m);
+    if (drop) x = add(x, dropout(linear(m, blk.fc2_w, blk.fc2_b), dropout_, dropout_rng_));
+    else x = linear_residual(m, blk.fc2_w, blk.fc2_b, x);
   }
   x = layer_norm(x, lnf_w_, lnf_b_);
   prof::Tag timed(prof::Family::Readout);

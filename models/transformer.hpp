@@ -7,7 +7,8 @@
 // 104K layout). Parameter count: V*D + L*(12D^2 + 13D) + 2D + D*C + C (C = V for a
 // language model; C classes otherwise), without the last two terms when tied.
 // Linear weights are stored (in, out), so y = x W + b. Dense layers run as fused
-// ops (ag::linear, ag::linear_gelu) and the attention of all heads as one
+// ops (ag::linear, ag::linear_gelu, and ag::linear_residual for a branch's last
+// layer with the residual add, when no dropout comes between) and the attention of all heads as one
 // (kernels::causal_self_attention), attention dropout included.
 #pragma once
 #include "core/rng.hpp"
@@ -31,7 +32,8 @@ class Transformer : public ModelBase<T> {
   struct Block {
     ag::Var<T> ln1_w, ln1_b, qkv_w, qkv_b, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, fc2_w, fc2_b;
   };
-  ag::Var<T> attention(const Block& blk, const ag::Var<T>& h);
+  // The attention branch of h = ln1(x): o W_proj + b_proj, plus residual when it is defined.
+  ag::Var<T> attention(const Block& blk, const ag::Var<T>& h, const ag::Var<T>& residual);
   int64_t D_, L_, heads_;
   double dropout_;
   bool alibi_;

@@ -127,7 +127,9 @@ TEST_CASE("float gemm and gemm_group split over threads match the reference, wit
     bool ta, tb;
   };
   for (const Case& c : {Case{4096, 120, 120, false, false}, Case{65, 256, 4096, true, false},
-                        Case{4096, 65, 256, false, true}, Case{40, 300, 900, false, false}}) {
+                        Case{4096, 65, 256, false, true}, Case{40, 300, 900, false, false},
+                        // weight gradients with few rows: column blocks, or one block (N < 128) beside C2's small product
+                        Case{64, 64, 4096, true, false}, Case{128, 130, 300, true, false}}) {
     CAPTURE(c.M);
     CAPTURE(c.N);
     const int64_t lda = c.ta ? c.M : c.K, ldb = c.tb ? c.K : c.N;
