@@ -107,6 +107,16 @@ TEST_CASE("word task configurations: bad values name the key and the value") {
   CHECK(rc.data.eval_lengths == std::vector<int64_t>{8, 16});
   CHECK_FALSE(rc.resolved()["train"].contains("seq_len"));
   CHECK(train::parse_run_config(rc.resolved()).resolved() == rc.resolved());
+  CHECK_FALSE(rc.resolved()["data"].contains("curriculum_steps"));  // off: resolved as before it existed
+  {
+    json cur = good;
+    cur["data"]["curriculum_steps"] = 500;
+    const train::RunConfig rcc = train::parse_run_config(cur);
+    CHECK(rcc.data.curriculum_steps == 500);
+    CHECK(rcc.resolved()["data"]["max_len"] == rc.resolved()["data"]["max_len"]);
+    CHECK(rcc.resolved()["data"]["curriculum_steps"] == 500);
+    CHECK(train::parse_run_config(rcc.resolved()).resolved() == rcc.resolved());
+  }
   auto expect = [&](const std::string& key, const json& value, std::initializer_list<std::string> needles) {
     json c = good;
     c["data"][key] = value;
@@ -128,6 +138,7 @@ TEST_CASE("word task configurations: bad values name the key and the value") {
   expect("eval_lengths", json{0}, {"data.eval_lengths", "got 0"});
   expect("eval_lengths", json::array(), {"data.eval_lengths"});
   expect("inputs", "odd", {"data.inputs", "odd"});
+  expect("curriculum_steps", -1, {"data.curriculum_steps", "-1"});
   expect("val_frac", 0.1, {"val_frac"});  // a text-corpus key: unknown here
   json c = good;
   c["train"]["seq_len"] = 64;

@@ -158,9 +158,9 @@ nlohmann::json RunConfig::resolved() const {
                  {"min_len", data.min_len},         {"max_len", data.max_len},
                  {"eval_lengths", data.eval_lengths}, {"val_sequences", data.val_sequences},
                  {"test_sequences", data.test_sequences}};
-  if (data.words() && data.curriculum_steps > 0) j["data"]["curriculum_steps"] = data.curriculum_steps;  // older runs resolve as before
   else
     j["data"] = {{"dataset", data.dataset}, {"val_frac", data.val_frac}, {"test_frac", data.test_frac}};
+  if (data.words() && data.curriculum_steps > 0) j["data"]["curriculum_steps"] = data.curriculum_steps;  // older runs resolve as before
   nlohmann::json t = {{"steps", train.steps},
                       {"batch", train.batch},
                       {"seq_len", train.seq_len},
