@@ -281,7 +281,8 @@ class OsmBase(Base):
         self.expm, self.V = expm, V
         m = self.maps.m
         sd = float(cfg.get("init_scale", 1.0)) / math.sqrt(m)
-        for name in ("embed", "proto"):
+        tied = cfg.get("readout", "prototypes") == "tied"  # the OSM-RNN's P_v = N_v: no proto
+        for name in ("embed",) if tied else ("embed", "proto"):
             if self.mode == "algebra":
                 self.add(name, init.get(name, lambda: torch.randn(V, m, dtype=torch.float64) * sd))
                 if name + ".base" in init:
@@ -403,7 +404,16 @@ class OsmRnn(OsmBase):
                 H = H + corr
             states.append(H)
         Hs = torch.stack(states, 1)  # (B,T,n,n)
-        return self.readout(Hs, self.elements("proto")).view(B, T, self.V), H.detach()
+        return self.readout(Hs, self.prototypes()).view(B, T, self.V), H.detach()
+
+    def prototypes(self):
+        """P_v (V,n,n): the learned prototypes, or with readout: tied the transitions
+        N_v = exp(hat(Gamma r_v)), r_v = b_v (element drive) or vee(M_v) (token)."""
+        if "proto" in self.params:
+            return self.elements("proto")
+        maps = self.maps
+        r = self.params["embed"] if self.drive == "element" else maps.vee(self.elements("embed"))
+        return self.expm(maps.hat(self.mix(r)))
 
 
 class Transformer(Base):

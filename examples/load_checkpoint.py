@@ -360,11 +360,16 @@ class OsmCommon:
         self.rank = int(cfg.get("rank", 8))
         mode = cfg.get("group_param", "algebra")
         self.embed = P.group_elements("embed", self.g, V, mode)  # (V,n,n)
-        self.proto = P.group_elements("proto", self.g, V, mode)
         self.bias = P.get("bias", (V,))
         self.tau = math.exp(float(P.get("log_tau", ())))
+        if cfg.get("readout", "prototypes") != "tied":  # tied: the model sets its transitions
+            self.set_prototypes(P.group_elements("proto", self.g, V, mode))
+
+    def set_prototypes(self, proto):
+        """proto (V,n,n): the readout's P_v."""
         n = self.g.n
-        self.proto_flat = self.proto.reshape(V, n * n)
+        self.proto = proto
+        self.proto_flat = proto.reshape(len(proto), n * n)
 
     def readout(self, H):
         """H (..., n, n) -> logits (..., V) = tau Re tr(H* P_v) + b_v."""
@@ -438,6 +443,10 @@ class OsmRnn:
             self.coords = P.get("embed", (V, self.c.g.m))
         self.renorm = int(cfg.get("renormalize_every", 16))
         self.mix = Mixing(P, "mix", self.c.mixing, self.c.g.m, self.c.rank)
+        if cfg.get("readout", "prototypes") == "tied":  # P_v = N_v = exp(hat(Gamma r_v))
+            g = self.c.g
+            r = self.coords if self.drive == "element" else g.vee(self.c.embed)
+            self.c.set_prototypes(np.stack([expm(g.hat(u)) for u in self.mix(r)]))
 
     def forward(self, x, state=None):
         c, g = self.c, self.c.g

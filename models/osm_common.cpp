@@ -98,17 +98,17 @@ ag::Var<T> TangentMixing<T>::dense() const {
 
 template <class T>
 PrototypeReadout<T>::PrototypeReadout(const OsmCommonConfig& cfg, int64_t C, Rng& rng,
-                                      std::vector<ag::Parameter<T>>& params)
-    : group_(cfg.group) {
-  proto_ = groups::GroupParam<T>("proto", cfg.group, C, cfg.param_mode, cfg.init_scale, rng, params);
+                                      std::vector<ag::Parameter<T>>& params, bool own_prototypes)
+    : group_(cfg.group), own_(own_prototypes) {
+  if (own_prototypes) proto_ = groups::GroupParam<T>("proto", cfg.group, C, cfg.param_mode, cfg.init_scale, rng, params);
   bias_ = ag::add_param(params, "bias", Array<T>(Shape{C}), ParamRole::Bias);
   log_tau_ = ag::add_param(params, "log_tau", Array<T>::scalar(T(0)), ParamRole::Scalar);
 }
 
 template <class T>
-ag::Var<T> PrototypeReadout<T>::logits(const ag::Var<T>& H) const {
+ag::Var<T> PrototypeReadout<T>::logits(const ag::Var<T>& H, const ag::Var<T>& P) const {
   prof::Tag timed(prof::Family::Readout);
-  ag::Var<T> s = groups::inner_all(*group_, H, proto_.elements());  // (N,C)
+  ag::Var<T> s = groups::inner_all(*group_, H, P);  // (N,C)
   return ag::add(ag::mul(s, ag::exp(log_tau_)), bias_);
 }
 

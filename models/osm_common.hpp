@@ -86,15 +86,21 @@ class PrototypeReadout {
  public:
   PrototypeReadout() = default;
   // Registers proto, bias and log_tau.
-  // C prototypes, one per class (C = V for a language model).
-  PrototypeReadout(const OsmCommonConfig& cfg, int64_t C, Rng& rng, std::vector<ag::Parameter<T>>& params);
-  // H (N,n,n) -> logits (N,C).
-  ag::Var<T> logits(const ag::Var<T>& H) const;
-  // The prototypes P_c (C,n,n).
-  ag::Var<T> prototypes() const { return proto_.elements(); }
+  // C prototypes, one per class (C = V for a language model). own_prototypes = false
+  // registers bias and log_tau only: the model passes its prototypes to logits(H, P)
+  // (the OSM-RNN's readout: tied, P_c = N_c).
+  PrototypeReadout(const OsmCommonConfig& cfg, int64_t C, Rng& rng, std::vector<ag::Parameter<T>>& params,
+                   bool own_prototypes = true);
+  // H (N,n,n) -> logits (N,C), against the readout's own prototypes.
+  ag::Var<T> logits(const ag::Var<T>& H) const { return logits(H, prototypes()); }
+  // H (N,n,n), P (C,n,n) -> logits (N,C) = tau Re tr(H* P_c) + b_c.
+  ag::Var<T> logits(const ag::Var<T>& H, const ag::Var<T>& P) const;
+  // The prototypes P_c (C,n,n); undefined when the model passes its own.
+  ag::Var<T> prototypes() const { return own_ ? proto_.elements() : ag::Var<T>(); }
 
  private:
   std::shared_ptr<const groups::Group> group_;
+  bool own_ = true;
   groups::GroupParam<T> proto_;
   ag::Var<T> bias_, log_tau_;
 };

@@ -25,20 +25,32 @@ OsmRnn<T>::OsmRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed, in
     throw ConfigError("model.rnn_drive: element applies the token's algebra coordinates b_x; it needs "
                       "model.group_param 'algebra'");
   renormalize_every_ = c.get_int("renormalize_every", 16, 0);
+  const std::string readout = c.get_string("readout", "prototypes", {"prototypes", "tied"});
+  tied_readout_ = readout == "tied";
   c.finish();
+  if (tied_readout_ && !state_independent())
+    throw ConfigError("model.readout: tied uses the transitions N_x as prototypes; it needs model.rnn_drive "
+                      "token or element (got " + drive + ")");
+  if (tied_readout_ && this->C_ != vocab)
+    throw ConfigError("model.readout: tied needs one class per input symbol (" + std::to_string(vocab) +
+                      " input symbols, " + std::to_string(this->C_) + " classes), as in a word problem with "
+                      "data.inputs 'all'");
   this->config_["renormalize_every"] = renormalize_every_;
   this->config_["type"] = "osm_rnn";
   this->config_["rnn_drive"] = drive;
+  if (tied_readout_) this->config_["readout"] = readout;  // only when set: older runs resolve as before
   dropout_ = UpdateDropout<T>(cfg_.dropout, seed);
   Rng rng(seed);
   embed_ = groups::GroupParam<T>("embed", cfg_.group, vocab, cfg_.param_mode, cfg_.init_scale, rng, this->params_);
-  readout_ = PrototypeReadout<T>(cfg_, this->C_, rng, this->params_);
+  readout_ = PrototypeReadout<T>(cfg_, this->C_, rng, this->params_, !tied_readout_);
   mix_ = TangentMixing<T>("mix", cfg_.mixing, cfg_.group->dim(), cfg_.rank, rng, this->params_);
 }
 
 template <class T>
 ag::Var<T> OsmRnn<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) {
-  return ag::reshape(readout_.logits(encode(inputs, B, T_, state)), Shape{B, T_, this->C_});
+  const ag::Var<T> H = encode(inputs, B, T_, state);
+  return ag::reshape(tied_readout_ ? readout_.logits(H, transition_table()) : readout_.logits(H),
+                     Shape{B, T_, this->C_});
 }
 
 template <class T>
@@ -92,16 +104,22 @@ Array<T> OsmRnn<T>::transitions() const {
     throw ValueError("osm_rnn: the " + std::string(drive_ == Drive::Relative ? "relative" : "both") +
                      " drive's step depends on the state; only token and element drives have transitions N_x");
   const ag::NoGrad no_tape;
+  return transition_table().value();
+}
+
+template <class T>
+ag::Var<T> OsmRnn<T>::transition_table() const {
   const groups::Group& g = *cfg_.group;
   // r_v = vee(Pi(M_v)) (token) or b_v (element), u_v = Gamma r_v, N_v = exp(hat(u_v)).
   ag::Var<T> r = drive_ == Drive::Element ? embed_.stored() : groups::vee(g, embed_.elements());
   const ag::Var<T> gamma = mix_.dense();
   if (gamma.defined()) r = ag::matmul(r, gamma, false, true);
-  return groups::expm(groups::hat(g, r)).value();
+  return groups::expm(groups::hat(g, r));
 }
 
 template <class T>
 Array<T> OsmRnn<T>::prototypes() const {
+  if (tied_readout_) return transitions();
   const ag::NoGrad no_tape;
   return readout_.prototypes().value();
 }
@@ -126,7 +144,7 @@ double osm_rnn_flops(const nlohmann::json& m, int64_t V, int64_t, double exp_pro
 
 ModelSpec osm_rnn_spec() {
   std::vector<std::string> keys = OsmCommonConfig::keys();
-  for (const char* k : {"rnn_drive", "renormalize_every"}) keys.push_back(k);
+  for (const char* k : {"rnn_drive", "renormalize_every", "readout"}) keys.push_back(k);
   return model_spec<OsmRnn>("osm_rnn", {.keys = keys, .knob = group_size_knob(false), .flops_per_token = osm_rnn_flops});
 }
 

@@ -8,14 +8,20 @@
 // M_x = exp(hat(b_x)): with Gamma = I the step is H <- H M_x, the group automaton's own
 // step; needs group_param algebra). token and element transitions N_x = exp(hat(u_x))
 // depend on the symbol only (transitions(), train/word_diagnosis.hpp).
+// readout: prototypes (default; learned P_c) or tied (P_c = N_c, the transition of input
+// symbol c: needs a token or element drive and as many classes as input symbols, as in
+// a word problem with inputs drawn from all of G; liegrad's addition for state tracking,
+// docs/state_tracking.md). With tied prototypes a representation rho of G
+// (N_x = rho(x)) reads out exactly: the state after a word is N_y for its product y,
+// the prototype of class y.
 // Config keys: group ("SO(16)"), mixing (identity|linear|lowrank|bounded), rank,
 // rnn_drive, group_param (algebra|manifold), init_scale, dropout (update dropout on
 // every step, training only; osm_common.hpp), renormalize_every (16;
 // 0 = never): every so many steps the state gets a straight-through Newton-Schulz
 // step back onto the group (groups/renormalize.hpp), which keeps the float defect
 // near 1e-6 over any length instead of growing with it.
-// Parameters: embed, proto, bias, log_tau, mix (linear). Count (V + C)m + C + 1 (+ m^2),
-// C = V for a language model.
+// Parameters: embed, proto (not with readout: tied), bias, log_tau, mix (linear). Count
+// (V + C)m + C + 1 (+ m^2), C = V for a language model; tied: V m + C + 1 (+ m^2).
 // State: H (B,n,n). The whole window is one fused tape op (kernels::osm_scan): the
 // batch rows (lanes) run in parallel, each through its steps in order, with a
 // hand-written backward through time.
@@ -42,16 +48,20 @@ class OsmRnn : public ModelBase<T> {
   // The transitions N_v (V,n,n) of every input symbol, without recording; ValueError
   // for the relative and both drives, whose step depends on the state.
   Array<T> transitions() const;
-  // The readout's prototypes P_c (C,n,n), without recording.
+  // The readout's prototypes P_c (C,n,n), without recording (the transitions when tied).
   Array<T> prototypes() const;
+  bool tied_readout() const { return tied_readout_; }
   void set_training(bool on) override { dropout_.set_training(on); }
   bool training() const override { return dropout_.training(); }
   void begin_step(uint64_t step_seed) override { dropout_.begin_step(step_seed); }
 
  private:
   enum class Drive { Relative, Token, Both, Element };
+  // N_v = exp(hat(Gamma r_v)) (V,n,n) on the tape: r_v = vee(Pi(M_v)) (token) or b_v (element).
+  ag::Var<T> transition_table() const;
   OsmCommonConfig cfg_;
   Drive drive_ = Drive::Relative;
+  bool tied_readout_ = false;
   int64_t renormalize_every_ = 16;
   groups::GroupParam<T> embed_;
   PrototypeReadout<T> readout_;

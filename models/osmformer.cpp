@@ -93,8 +93,8 @@ ag::Var<T> OsmFormer<T>::attention(const Layer& layer, const ag::Var<T>& H, int6
 }
 
 template <class T>
-ag::Var<T> OsmFormer<T>::gamma_gnd(const Layer& layer) const {
-  return shared_mixing_ ? layer.mix_att.dense() : layer.mix_gnd.dense();
+ag::Var<T> OsmFormer<T>::gamma_gnd(const Layer& layer, const ag::Var<T>& gamma_att) const {
+  return shared_mixing_ ? gamma_att : layer.mix_gnd.dense();
 }
 
 template <class T>
@@ -110,19 +110,20 @@ ag::Var<T> OsmFormer<T>::encode(const std::vector<int32_t>& inputs, int64_t B, i
   for (const Layer& layer : blocks_) {
     const Var<T> A = attention(layer, H, B, T_);
     const Var<T> gamma_att = layer.mix_att.dense();
+    const Var<T> gamma_ground = gamma_gnd(layer, gamma_att);  // formed once (lowrank, bounded)
     // Update dropout in training scales each token's A_i or M_i (u is linear in them) by
     // 0 or 1/(1-p); the token grounding's target is the token itself and is not dropped.
     switch (grounding_) {
       case Grounding::Relative:
         H = kernels::relative_update(g, H, dropout_.apply(A), gamma_att);
-        H = kernels::relative_update(g, H, dropout_.apply(M), gamma_gnd(layer));
+        H = kernels::relative_update(g, H, dropout_.apply(M), gamma_ground);
         break;
       case Grounding::Combined:
-        H = kernels::combined_update(g, H, dropout_.apply(A), gamma_att, dropout_.apply(M), gamma_gnd(layer));
+        H = kernels::combined_update(g, H, dropout_.apply(A), gamma_att, dropout_.apply(M), gamma_ground);
         break;
       case Grounding::Token:
         H = kernels::relative_update(g, H, dropout_.apply(A), gamma_att);
-        H = kernels::token_update(g, H, token_coords(), gamma_gnd(layer), inputs);
+        H = kernels::token_update(g, H, token_coords(), gamma_ground, inputs);
         break;
       case Grounding::Off:
         H = kernels::relative_update(g, H, dropout_.apply(A), gamma_att);

@@ -75,7 +75,9 @@ class OsmFormer : public ModelBase<T> {
   };
   // One layer's attention target A (B*T,n,n) for states H.
   ag::Var<T> attention(const Layer& layer, const ag::Var<T>& H, int64_t B, int64_t T_) const;
-  ag::Var<T> gamma_gnd(const Layer& layer) const;
+  // Gamma_gnd of a layer: gamma_att itself when shared (model.grounding_mixing), so a
+  // lowrank or bounded Gamma is formed once per layer.
+  ag::Var<T> gamma_gnd(const Layer& layer, const ag::Var<T>& gamma_att) const;
   // The token elements' algebra coordinates b (V,m) (token grounding).
   const ag::Var<T>& token_coords() const { return embed_.stored(); }
 

@@ -97,20 +97,21 @@ std::vector<LayerProbe> OsmFormer<T>::probe(const std::vector<int32_t>& inputs, 
     const Var<T> gamma_att = layer.mix_att.dense();
     const Array<T> u_att = relative_tangent(g, H, A, gamma_att);
     const Var<T> H_att = kernels::relative_update(g, H, A, gamma_att);  // the attention step alone
+    const Var<T> gamma_ground = gamma_gnd(layer, gamma_att);
     Array<T> u_gnd;
     Var<T> H_out = H_att;
     switch (grounding_) {
       case Grounding::Relative:
-        u_gnd = relative_tangent(g, H_att, M, gamma_gnd(layer));
-        H_out = kernels::relative_update(g, H_att, M, gamma_gnd(layer));
+        u_gnd = relative_tangent(g, H_att, M, gamma_ground);
+        H_out = kernels::relative_update(g, H_att, M, gamma_ground);
         break;
       case Grounding::Combined:
-        u_gnd = relative_tangent(g, H, M, gamma_gnd(layer));
-        H_out = kernels::combined_update(g, H, A, gamma_att, M, gamma_gnd(layer));
+        u_gnd = relative_tangent(g, H, M, gamma_ground);
+        H_out = kernels::combined_update(g, H, A, gamma_att, M, gamma_ground);
         break;
       case Grounding::Token: {
         Var<T> b = ag::reshape(ag::embedding(token_coords(), inputs, {N}), Shape{N, g.dim()});
-        const Var<T> gamma = gamma_gnd(layer);
+        const Var<T>& gamma = gamma_ground;
         u_gnd = (gamma.defined() ? ag::matmul(b, gamma, false, true) : b).value();
         H_out = kernels::token_update(g, H_att, token_coords(), gamma, inputs);
         break;

@@ -142,6 +142,8 @@ std::vector<Case> cases(bool all) {
                                           {"mixing", "linear"}, {"grounding", "token"}, {"grounding_mixing", "shared"}}, 24});
   c.push_back({"osmformer_off", {{"type", "osmformer"}, {"group", "SO(4)"}, {"layers", 2}, {"grounding", "off"}}, 24});
   c.push_back({"osm_rnn_element", {{"type", "osm_rnn"}, {"group", "SO(4)"}, {"rnn_drive", "element"}}, 24});
+  c.push_back({"osm_rnn_token_tied", {{"type", "osm_rnn"}, {"group", "SO(4)"}, {"rnn_drive", "token"},
+                                      {"readout", "tied"}}, 24});
   c.push_back({"transformer_tied", {{"type", "transformer"}, {"D", 16}, {"layers", 1}, {"heads", 2}, {"head", "tied"}}, 24});
   if (all) {
     c.push_back({"osmformer_u", {{"type", "osmformer"}, {"group", "SO(2)xU(2)"}, {"layers", 1}, {"heads", 2}}, 20});

@@ -393,6 +393,61 @@ TEST_CASE("element drive: one step from the identity is the token's own element"
   }
 }
 
+TEST_CASE("tied readout: the prototypes are the transitions, and a representation reads out exactly") {
+  SUBCASE("the prototypes are N_c, no proto parameter, and the count drops by C m") {
+    for (const char* drive : {"token", "element"}) {
+      CAPTURE(drive);
+      const json cfg{{"type", "osm_rnn"}, {"group", "SO(4)"}, {"rnn_drive", drive}};
+      json tied = cfg;
+      tied["readout"] = "tied";
+      auto a = models::make_model<double>(cfg, 5, 3);
+      auto b = models::make_model<double>(tied, 5, 3);
+      CHECK(b->find_parameter("proto") == nullptr);
+      CHECK(a->parameter_count() - b->parameter_count() == 5 * 6);  // C m, m = dim so(4) = 6
+      auto& rnn = dynamic_cast<models::OsmRnn<double>&>(*b);
+      CHECK(rnn.tied_readout());
+      const Array<double> N = rnn.transitions(), P = rnn.prototypes();
+      REQUIRE(N.shape() == P.shape());
+      for (int64_t k = 0; k < N.size(); ++k) CHECK(N[k] == P[k]);
+    }
+  }
+  SUBCASE("full-loss gradients through both uses of N (scan and readout)") {
+    for (const char* drive : {"token", "element"}) {
+      CAPTURE(drive);
+      auto g = models::make_model<double>(json{{"type", "osm_rnn"}, {"group", "SO(3)"}, {"rnn_drive", drive},
+                                               {"readout", "tied"}, {"init_scale", 2.0}},
+                                          6, 5);
+      test::model_gradcheck(*g, 2, 5, 31);
+    }
+  }
+  SUBCASE("the exact S3 solution with tied prototypes is right at every position of a long word") {
+    const data::WordTask task("S3");
+    auto exact = s3_element_solution(task, 0.0);  // untied; copy its coordinates into a tied model
+    auto tied = models::make_model<float>(
+        json{{"type", "osm_rnn"}, {"group", "SO(3)"}, {"rnn_drive", "element"}, {"mixing", "identity"},
+             {"readout", "tied"}},
+        6, 1, 6);
+    tied->find_parameter("embed")->var.value() = exact->find_parameter("embed")->var.value();
+    tied->find_parameter("log_tau")->var.value()[0] = 3.0f;
+    const auto d = train::diagnose_word_model(*tied, task, 5, {64, 4096}, 4);
+    REQUIRE(d.has_value());
+    for (const auto& p : d->drift) {
+      CAPTURE(p.length);
+      CHECK(p.to_true_prototype < 1e-3);
+      CHECK(p.accuracy == 1.0);
+    }
+  }
+  SUBCASE("one-line errors") {
+    CHECK_THROWS_WITH_AS(models::make_model<float>(json{{"type", "osm_rnn"}, {"readout", "tied"}}, 5, 1),
+                         doctest::Contains("rnn_drive"), ConfigError);
+    CHECK_THROWS_WITH_AS(
+        models::make_model<float>(json{{"type", "osm_rnn"}, {"rnn_drive", "token"}, {"readout", "tied"}}, 5, 1, 3),
+        doctest::Contains("one class per input symbol"), ConfigError);
+    CHECK_THROWS_WITH_AS(models::make_model<float>(json{{"type", "osm_rnn"}, {"readout", "tide"}}, 5, 1),
+                         doctest::Contains("readout"), ConfigError);
+  }
+}
+
 TEST_CASE("word diagnosis: an exact solution has no defect and no drift; a perturbed one shows both") {
   const data::WordTask task("S3");
   const std::vector<int64_t> lengths = {64, 4096};
