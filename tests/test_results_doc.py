@@ -16,6 +16,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import reproduce  # noqa: E402
 import results_doc  # noqa: E402
 import fidelity_doc  # noqa: E402
+import convergence_doc  # noqa: E402
 
 TABLE = {"title": "t", "budget": {"train.steps": 10, "train.batch": 2, "train.seq_len": 4}, "seeds": [1, 2, 3],
          "runs": [{"name": "osmformer-linear", "config": "configs/osmformer-linear.json", "set": {}},
@@ -158,6 +159,44 @@ class Claims(unittest.TestCase):
         verdict, _ = results_doc.claim_rnn_vs_lstm({"recurrent": {"rows": [
             self.row("osm-rnn-linear", 3, 2.0, 2.54, std=0.02), self.row("lstm", 3, 2.0, 2.50, std=0.02)]}})
         self.assertEqual(verdict, "tie (its difference is within noise)")
+
+    def test_claim_4_again_with_the_identity_models_best_reading(self):
+        """Claim 4 keeps its verdict from the first reading and adds one for the identity
+        model's token-grounding rows (identity_readings) against the same linear rows."""
+        def table(o_test, identity_test):
+            return {"rows": [self.row("osmformer-linear", 3, 2.0, o_test, std=0.02),
+                             self.row("osmformer-identity", 3, 3.5, identity_test, std=0.02)]}
+        rec = {"rows": [self.row("osm-rnn-linear", 3, 2.0, 2.5, std=0.02),
+                        self.row("osm-rnn-identity", 3, 2.0, 2.6, std=0.02)]}
+        ident = {"rows": [self.row("ts-identity-token", 3, 3.1, 2.54, std=0.02),
+                          self.row("ptb-identity-token", 3, 2.9, 2.9, std=0.02)]}
+        tables = {"ts100k": table(2.5, 3.6), "ptb100k": table(2.0, 3.4), "recurrent": rec, "identity_readings": ident}
+        verdict, ev = results_doc.claim_linear_vs_identity(tables)
+        self.assertEqual(verdict, "holds (all 3 differences beyond noise)")
+        again = [e for e in ev if e.startswith("Again for the OSMFormer")]
+        self.assertEqual(len(again), 1)
+        self.assertIn("holds on Penn Treebank, tie on Tiny Shakespeare.", again[0])
+        self.assertIn("Tiny Shakespeare: linear 2.500 ± 0.020 seed s.d. against identity with token grounding 2.540", again[0])
+        # Without the table the claim reads as before.
+        del tables["identity_readings"]
+        self.assertFalse([e for e in results_doc.claim_linear_vs_identity(tables)[1] if e.startswith("Again")])
+
+    def test_claim_1_again_with_the_best_reading_waits_for_three_seeds(self):
+        def long_row(model, family, n, val, test):
+            return {"model": model, "family": family, "n": n, "lr": 0.01, "dropout": 0, "best_step": [100] * n,
+                    "best_val_bpc_mean": val, "best_val_bpc_std": 0.01, "test_bpc_at_best_mean": test,
+                    "test_bpc_at_best_std": 0.01, "parameters": 79878, "seeds": list(range(1, n + 1))}
+        base = {"rows": [long_row("transformer", "transformer", 3, 2.244, 2.548)], "chosen": {"transformer": "transformer"}}
+        reading = lambda n: {"rows": [long_row("osmformer-so15", "osmformer", n, 2.30, 2.60)]}
+        tables = {"ts100k_long": base, "ptb100k_long": base, "ts_reading_long": reading(1), "ptb_reading_long": reading(3)}
+        v, ev = convergence_doc.claim_osmformer_reading(tables)
+        self.assertTrue(v.startswith("pending"))
+        self.assertIn("Provisional: seeds still pending.", ev[0])
+        tables["ts_reading_long"] = reading(3)
+        v, ev = convergence_doc.claim_osmformer_reading(tables)
+        self.assertEqual(v, "does not hold (both differences beyond noise)")
+        self.assertIn("Target: best validation 2.300, +0.046 against the paper's 2.254 and +0.056 against our "
+                      "transformer's 2.244.", ev[0])
 
     def test_one_seed_sizes_within_the_borrowed_noise_are_ties(self):
         """Claim 2 has one seed per size; its noise is a one-seed difference's s.d. from the
