@@ -1,7 +1,9 @@
 // `liegrad bench (--config FILE | --checkpoint FILE) [--set k=v ...] [--steps N] [--warmup W] [--threads T] [--json]`,
 // `liegrad bench --op expm [--d 16] [--n 4096] [--repeats R] [--threads T] [--json]` and
-// `liegrad bench --op gemm [--n 1024] ...`: training throughput on synthetic tokens, the
-// batched exponential with its pullback alone, or the float GEMM rate (train/bench.hpp).
+// `liegrad bench --op gemm [--n 1024] ...` and `liegrad bench --op stream [--mib 128] ...`:
+// training throughput on synthetic tokens with its roofline per op family, the batched
+// exponential with its pullback alone, the float GEMM rate (train/bench.hpp) or the
+// memory bandwidth (train/stream_bench.hpp).
 // The command line only, like every apps/cmd_*.cpp: the timing is train/bench.cpp's, and
 // bench/ holds the scripts that run this command beside PyTorch.
 #include <cstdio>
@@ -9,18 +11,22 @@
 #include "apps/commands.hpp"
 #include "train/bench.hpp"
 #include "train/checkpoint.hpp"
+#include "train/stream_bench.hpp"
 #include "train/run_config.hpp"
 
 namespace liegrad::app {
 
 int cmd_bench(const std::vector<std::string>& argv) {
-  Args args(argv, {"help", "json", "no-profile"},
-            {"config", "checkpoint", "steps", "warmup", "threads", "op", "d", "n", "norm", "repeats", "data-dir"}, {"set"});
+  Args args(argv, {"help", "json", "no-profile", "no-roofline"},
+            {"config", "checkpoint", "steps", "warmup", "threads", "op", "d", "n", "norm", "repeats", "data-dir", "mib",
+             "peak-n", "stream-mib"},
+            {"set"});
   if (args.help(
           "usage: liegrad bench (--config FILE | --checkpoint FILE) [--set key=value ...] [--steps N] [--warmup W]\n"
-          "                     [--threads T] [--no-profile] [--json]\n"
+          "                     [--threads T] [--no-profile] [--no-roofline] [--peak-n 1024] [--stream-mib 128] [--json]\n"
           "       liegrad bench --op expm [--d 16] [--n 4096] [--norm 1] [--repeats 10] [--threads T] [--json]\n"
           "       liegrad bench --op gemm [--n 1024] [--repeats 10] [--threads T] [--json]\n"
+          "       liegrad bench --op stream [--mib 128] [--repeats 10] [--threads T] [--json]\n"
           "Times N training steps (default 20, after W = 3 warm-up steps) of the configured model on\n"
           "synthetic tokens at the configured batch x seq_len and prints the median tokens/s (min, max),\n"
           "the share of time per op family and the peak resident memory. --op expm times the batched\n"
@@ -32,6 +38,12 @@ int cmd_bench(const std::vector<std::string>& argv) {
           "the machine's practical peak for the GFLOP/s that transformer and lstm runs report.\n"
           "--checkpoint times the checkpoint's model from its trained weights (its own config plus\n"
           "--set): the exponential costs more once the exponents have grown in training.\n"
+          "--op stream measures the memory bandwidth, STREAM triad a = b + s c on three float arrays\n"
+          "of --mib MiB each (GB/s).\n"
+          "After the timed and profiled steps a model bench measures the GEMM peak (--peak-n^3) and the\n"
+          "triad bandwidth (--stream-mib arrays) and prints a roofline per op family: the FLOPs and bytes\n"
+          "per token (models/roofline.cpp), the bound they give, the measured time and its fraction of\n"
+          "the bound (docs/performance.md); --no-roofline skips it.\n"
           "--threads defaults to the config's train.threads (2) or, for --op, the OpenMP default.\n"))
     return 0;
   const bool json = args.flag("json");
@@ -40,8 +52,15 @@ int cmd_bench(const std::vector<std::string>& argv) {
     std::printf("%s", json ? (r.to_json().dump() + "\n").c_str() : r.to_text().c_str());
     return 0;
   }
+  if (args.has("op") && args.get("op") == "stream") {
+    const auto r = train::bench_stream(args.get_int("mib", train::kDefaultStreamMib), args.get_int("repeats", 10),
+                                       args.get_int("threads", 0));
+    std::printf("%s", json ? (r.to_json().dump() + "\n").c_str() : r.to_text().c_str());
+    return 0;
+  }
   if (args.has("op")) {
-    if (args.get("op") != "expm") throw UsageError("--op: unknown op '" + args.get("op") + "' (known: expm, gemm)");
+    if (args.get("op") != "expm")
+      throw UsageError("--op: unknown op '" + args.get("op") + "' (known: expm, gemm, stream)");
     const auto r = train::bench_expm(args.get_int("d", 16), args.get_int("n", 4096), args.get_int("repeats", 10),
                                      args.get_int("threads", 0), args.get_double("norm", 1.0));
     std::printf("%s", json ? (r.to_json().dump() + "\n").c_str() : r.to_text().c_str());
@@ -63,6 +82,10 @@ int cmd_bench(const std::vector<std::string>& argv) {
   opt.threads = args.get_int("threads", 0);
   opt.profile = !args.flag("no-profile");
   opt.data_dir = args.get("data-dir");
+  opt.roofline = !args.flag("no-roofline");
+  opt.peak_n = args.get_int("peak-n", 1024);
+  opt.stream_mib = args.get_int("stream-mib", train::kDefaultStreamMib);
+  if (opt.peak_n < 1 || opt.stream_mib < 1) throw UsageError("--peak-n and --stream-mib must be >= 1");
   if (opt.steps < 1 || opt.warmup < 0) throw UsageError("--steps must be >= 1 and --warmup >= 0");
   const auto r = train::bench_training(config, opt);
   std::printf("%s", json ? (r.to_json().dump() + "\n").c_str() : r.to_text().c_str());

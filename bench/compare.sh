@@ -4,9 +4,10 @@
 # markdown table: model, liegrad tokens/s, PyTorch tokens/s, ratio, peak memory of each.
 # Each of the --rounds R rounds times every row once on both sides (liegrad first in odd
 # rounds, PyTorch first in even ones), so a change in machine load during the run hits
-# both sides and every row alike; each side's figure is
-# the median over its rounds of its per-step median tokens/s. A last row times the batched
-# exponential with its pullback (d = 16, N = 4096) when both tools support it.
+# both sides and every row alike; each side's figure is the median over its rounds of its
+# per-step median tokens/s, printed with the rounds' range (default 5 rounds: issue 35). A
+# last row times the batched exponential with its pullback (d = 16, N = 4096) when both
+# tools support it.
 #
 #   bench/compare.sh [--steps N] [--warmup W] [--threads T] [--rounds R] [--out DIR]
 #                    [--no-trained] [--all | CONFIG.json ...]
@@ -16,7 +17,11 @@
 # torch_reference.py --weights). bench/trained.sh trains those checkpoints the first time
 # (about an hour on 2 cores for all five) and reuses them after, from a cache folder
 # outside git (.cache/bench, or $LIEGRAD_BENCH_CACHE). Each round also times the float
-# GEMM peak (liegrad bench --op gemm, 1024^3), which the FLOP table divides by.
+# GEMM peak (liegrad bench --op gemm, 1024^3), which the FLOP table divides by, and the
+# memory bandwidth (liegrad bench --op stream); every liegrad model run also measures both
+# itself for its roofline per op family (train/roofline.hpp), which the last table shows.
+# The trained / init ratio is the median over rounds of each round's pair (the trained row
+# runs right after its initialisation row), osmformer-linear's on a line of its own.
 #
 # Default configs: the Tiny Shakespeare ones in configs/ (those not named ptb-*); --all adds
 # the PTB ones. Needs build/liegrad with `liegrad bench` (override with LIEGRAD=...) and
@@ -30,7 +35,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 LIEGRAD="${LIEGRAD:-$ROOT/build/liegrad}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
 TORCH_REF="$ROOT/bench/torch_reference.py"
-STEPS=20 WARMUP=3 THREADS=2 ROUNDS=1 OUT="" ALL=0 TRAINED=1
+STEPS=20 WARMUP=3 THREADS=2 ROUNDS=5 OUT="" ALL=0 TRAINED=1
 CONFIGS=()
 
 die() { echo "compare.sh: $*" >&2; exit 1; }
@@ -171,6 +176,11 @@ for ((r = 1; r <= ROUNDS; r++)); do
   # The machine's float GEMM peak in the same sitting (1024^3, liegrad's kernel and OpenBLAS).
   echo "[gemm peak] round $r/$ROUNDS ..." >&2
   run_side liegrad gemm "$r" "$LIEGRAD" bench --op gemm --threads "$THREADS" --json
+  # The memory bandwidth in the same sitting (STREAM triad, 3 x 128 MiB).
+  if "$LIEGRAD" bench --help 2>&1 | grep -q -- '--op stream'; then
+    echo "[stream] round $r/$ROUNDS ..." >&2
+    run_side liegrad stream "$r" "$LIEGRAD" bench --op stream --threads "$THREADS" --json
+  fi
   # The batched exponential with its pullback, when liegrad supports --op expm.
   if [ "$HAS_EXPM" -eq 1 ]; then
     run_pair "$r" expm bench --op expm --d 16 --n 4096 --repeats "$STEPS" --threads "$THREADS" --json \

@@ -6,15 +6,20 @@
 TRAINED_NAMES: comma-separated model names of the trained rows (may be empty), whose runs
 are OUT/trained-NAME.SIDE.R.json. Table 1, liegrad against PyTorch per config, at
 initialisation and trained: the median over rounds of each run's median tokens/s
-(matrices/s for the exponential row), their ratio, the same ratio per CPU second, and each
-side's peak resident memory. Table 2, trained against initialisation for each trained
+(matrices/s for the exponential row) with the rounds' range, their ratio, the same ratio
+per CPU second, and each side's peak resident memory. Table 2, trained against initialisation for each trained
 model, on both sides (the ratio: the median over rounds of that round's trained over
-initialisation tokens/s, every round sweeping every row, with the rounds' range). Table 3, where liegrad's time goes: the share of a training step per
-op family (from `liegrad bench`'s profiled steps), the mean forward products of an
+initialisation tokens/s, every round sweeping every row, with the rounds' range), and
+osmformer-linear's liegrad ratio on a line of its own (issue 35's target). Table 3, where
+liegrad's time goes: the share of a training step per op family (from `liegrad bench`'s profiled steps), the mean forward products of an
 exponential, the FLOPs per token of train/bench.hpp's count, GFLOP/s and its fraction of
 the GEMM peak of the same run (the fastest of liegrad's GEMM, its own kernel alone and
 OpenBLAS's at 1024^3),
-medians over rounds. Standard library only.
+medians over rounds. Table 4, the roofline (train/roofline.hpp) of each liegrad row: per
+op family the measured time as a fraction of its bound (the bound from the family's
+FLOPs and bytes per token at the GEMM peak and the STREAM bandwidth that run measured),
+and the whole step's bound, measured time and fraction; medians over rounds. Rows from
+runs without a roofline (older JSON) are left out. Standard library only.
 """
 import glob
 import json
@@ -50,6 +55,41 @@ def med(runs, key):
 
 def fmt(v, digits=0):
     return "n/a" if v is None else ("{:,.%df}" % digits).format(v)
+
+
+def values(runs, key):
+    """Each run's figure for KEY (a run's median when KEY holds a spread)."""
+    return [v for v in (med([r], key) for r in runs) if v is not None]
+
+
+def fmt_range(runs, key, digits=0):
+    """The median over runs of KEY with the runs' range: "37,880 (34,366–40,102)"."""
+    vals = values(runs, key)
+    if not vals:
+        return "n/a"
+    if len(vals) == 1:
+        return fmt(vals[0], digits)
+    return "%s (%s–%s)" % (fmt(statistics.median(vals), digits), fmt(min(vals), digits), fmt(max(vals), digits))
+
+
+def dig(run, *keys):
+    """run[k1][k2]... or None when any level is missing or null."""
+    for k in keys:
+        if not isinstance(run, dict) or run.get(k) is None:
+            return None
+        run = run[k]
+    return run
+
+
+def family_table_head(used, tail):
+    """The header and alignment rows of a per-family table: config, the families USED, then TAIL."""
+    print("| config | " + " | ".join(f.replace("_", " ") for f in used) + "".join(" | " + t for t in tail) + " |")
+    print("| --- |" + " ---: |" * (len(used) + len(tail)))
+
+
+def median_of(vals):
+    vals = [float(v) for v in vals if isinstance(v, (int, float))]
+    return statistics.median(vals) if vals else None
 
 
 def ratio(a, b):
@@ -97,7 +137,7 @@ def main():
     configs = [os.path.basename(c)[:-5] for c in sys.argv[8:]]
     trained = [t for t in trained.split(",") if t]
     rows = row_names(configs, trained)
-    print("| config | model | liegrad tokens/s | PyTorch tokens/s | ratio | per-round ratio (range) "
+    print("| config | model | liegrad tokens/s (range) | PyTorch tokens/s (range) | ratio | per-round ratio (range) "
           "| ratio per CPU second | liegrad peak MiB | PyTorch peak MiB |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for label, stem, _ in rows:
@@ -106,7 +146,8 @@ def main():
         lt, tt = med(L, "tokens_per_s"), med(T, "tokens_per_s")
         lc, tc = med(L, "tokens_per_cpu_s"), med(T, "tokens_per_cpu_s")
         print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            label, model, fmt(lt), fmt(tt), ratio(lt, tt), paired_ratio(out, stem, stem, "liegrad", "torch"),
+            label, model, fmt_range(L, "tokens_per_s"), fmt_range(T, "tokens_per_s"), ratio(lt, tt),
+            paired_ratio(out, stem, stem, "liegrad", "torch"),
             ratio(lc, tc), fmt(med(L, "peak_rss_mib")), fmt(med(T, "peak_rss_mib"))))
     L, T = load(out, "expm", "liegrad"), load(out, "expm", "torch")
     if L or T:
@@ -114,7 +155,8 @@ def main():
         lc, tc = med(L, "matrices_per_cpu_s"), med(T, "matrices_per_cpu_s")
         routes = sorted({r.get("expm", "?") for r in T}) or ["?"]
         print("| exp + pullback d=16 N=4096 (matrices/s; torch: %s) | expm | %s | %s | %s | %s | %s | %s | %s |" % (
-            " / ".join(routes) + (" (differs between rounds)" if len(routes) > 1 else ""), fmt(lt), fmt(tt),
+            " / ".join(routes) + (" (differs between rounds)" if len(routes) > 1 else ""),
+            fmt_range(L, "matrices_per_s"), fmt_range(T, "matrices_per_s"),
             ratio(lt, tt), paired_ratio(out, "expm", "expm", "liegrad", "torch", "matrices_per_s"), ratio(lc, tc),
             fmt(med(L, "peak_rss_mib")), fmt(med(T, "peak_rss_mib"))))
     print()
@@ -126,6 +168,14 @@ def main():
               threads, steps, rounds, load0, load1, ", ".join(cores) or "not reported",
               ", ".join("OPENBLAS_CORETYPE=%s" % c if c != "None" else "OpenBLAS's own choice"
                         for c in torch_cores) or "not reported", out))
+    S = load(out, "stream", "liegrad")
+    if S:
+        print()
+        print("Memory bandwidth (STREAM triad, liegrad bench --op stream, each round): %s GB/s." %
+              fmt_range(S, "triad_gb_per_s", 1))
+    if int(rounds) < 5:
+        print()
+        print("Fewer than five rounds: on a shared machine the medians and ranges of so few say little.")
     if cores and torch_cores != [c.upper() for c in cores]:
         print()
         print("**The two sides may not run the same OpenBLAS kernels** (liegrad %s, PyTorch %s): where OpenBLAS "
@@ -149,6 +199,12 @@ def main():
             print("| %s | %s | %s | %s | %s | %s | %s |" % (
                 t, fmt(lt), fmt(li), paired_ratio(out, "trained-" + t, t, "liegrad"), fmt(tt), fmt(ti),
                 paired_ratio(out, "trained-" + t, t, "torch")))
+        if ("osmformer-linear", "osmformer-linear") in pairs:
+            pairs_n = len(set(by_round(out, "trained-osmformer-linear", "liegrad")) &
+                          set(by_round(out, "osmformer-linear", "liegrad")))
+            print()
+            print("osmformer-linear, liegrad trained ÷ init over %d paired round(s): %s (median, with the rounds' "
+                  "range)." % (pairs_n, paired_ratio(out, "trained-osmformer-linear", "osmformer-linear", "liegrad")))
 
     # Where liegrad's time goes, and how far each model is from the machine's GEMM peak.
     G = load(out, "gemm", "liegrad")
@@ -169,9 +225,7 @@ def main():
         print("Share of a liegrad training step per op family, the exponentials' mean forward products, and the "
               "FLOP rate against the float GEMM peak of this run (%s GFLOP/s; medians over rounds):" % fmt(peak, 1))
         print()
-        print("| config | " + " | ".join(f.replace("_", " ") for f in used) +
-              " | exp products | FLOP per token | GFLOP/s | of peak |")
-        print("| --- | " + " | ".join("---:" for _ in used) + " | ---: | ---: | ---: | ---: |")
+        family_table_head(used, ["exp products", "FLOP per token", "GFLOP/s", "of peak"])
         for label, row, prods, fpt, gflops in table:
             print("| %s | %s | %s | %s | %s | %s |" % (
                 label, " | ".join("%.0f%%" % (100 * row[f]) for f in used),
@@ -179,6 +233,36 @@ def main():
                 "—" if gflops is None else "%.1f" % gflops,
                 "—" if gflops is None or not peak else "%.2f" % (gflops / peak)))
 
+    roofline_table(out, rows)
+
+
+def roofline_table(out, rows):
+    """Table 4: each liegrad row's roofline, medians over rounds (see the module doc)."""
+    table = []
+    for label, stem, _ in rows:
+        R = [r["roofline"] for r in load(out, stem, "liegrad") if isinstance(r.get("roofline"), dict)]
+        if not R:
+            continue
+        fam = {f: median_of(dig(r, "families", f, "of_bound") for r in R) for f in FAMILIES}
+        step = {k: median_of(dig(r, "step", k) for r in R)
+                for k in ("bound_ns_per_token", "measured_ns_per_token", "of_bound")}
+        peak = median_of(r.get("peak_gflop_per_s") for r in R)
+        bw = median_of(r.get("stream_gb_per_s") for r in R)
+        table.append((label, fam, step, peak, bw))
+    if not table:
+        return
+    used = [f for f in FAMILIES if any(fam[f] is not None for _, fam, _, _, _ in table)]
+    print()
+    print("Roofline: each op family's measured time as a fraction of its bound (max of FLOPs ÷ the run's GEMM peak "
+          "and bytes ÷ its STREAM bandwidth, per token; 1 = on the roofline; — where the family does no counted work "
+          "or is not derived), and the whole step's bound against its measured time (medians over rounds):")
+    print()
+    family_table_head(used, ["step bound ns/token", "step ns/token", "step of bound", "GEMM peak GFLOP/s", "triad GB/s"])
+    for label, fam, step, peak, bw in table:
+        print("| %s | %s | %s | %s | %s | %s | %s |" % (
+            label, " | ".join("—" if fam[f] is None else "%.2f" % fam[f] for f in used),
+            fmt(step["bound_ns_per_token"], 1), fmt(step["measured_ns_per_token"], 1),
+            "—" if step["of_bound"] is None else "%.2f" % step["of_bound"], fmt(peak, 1), fmt(bw, 1)))
 
 if __name__ == "__main__":
     main()

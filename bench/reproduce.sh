@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # One command for docs/performance.md's table: installs what is missing (the build
 # packages and Debian's python3-torch for the PyTorch side), builds liegrad (Release)
-# and runs bench/compare.sh with 3 alternating rounds per side at 2 threads. Extra
+# and runs bench/compare.sh with 5 alternating rounds per side at 2 threads. Extra
 # arguments go to compare.sh (e.g. --out DIR to keep the raw JSON, --all for PTB too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh python3-torch
 bash scripts/build.sh > /dev/null
-exec bash bench/compare.sh --rounds 3 --threads 2 "$@"
+exec bash bench/compare.sh --rounds 5 --threads 2 "$@"

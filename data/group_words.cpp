@@ -90,8 +90,11 @@ Batch WordTask::sample(Rng& rng, int64_t B, int64_t L) const {
   return out;
 }
 
-WordBatcher::WordBatcher(const WordTask& task, int64_t batch, int64_t min_len, int64_t max_len, uint64_t seed)
-    : task_(&task), B_(batch), min_len_(min_len), max_len_(max_len), rng_(seed) {
+WordBatcher::WordBatcher(const WordTask& task, int64_t batch, int64_t min_len, int64_t max_len, uint64_t seed,
+                         int64_t curriculum_batches)
+    : task_(&task), B_(batch), min_len_(min_len), max_len_(max_len), curriculum_(curriculum_batches), rng_(seed) {
+  if (curriculum_batches < 0)
+    throw ValueError("WordBatcher: curriculum_batches must be >= 0, got " + std::to_string(curriculum_batches));
   if (batch < 1) throw ValueError("WordBatcher: batch must be >= 1, got " + std::to_string(batch));
   check_word_length(min_len, "WordBatcher: min_len");
   check_word_length(max_len, "WordBatcher: max_len");
@@ -99,23 +102,35 @@ WordBatcher::WordBatcher(const WordTask& task, int64_t batch, int64_t min_len, i
     throw ValueError("WordBatcher: min_len " + std::to_string(min_len) + " is above max_len " + std::to_string(max_len));
 }
 
+int64_t WordBatcher::longest() const {
+  if (drawn_ >= curriculum_) return max_len_;
+  const int64_t span = max_len_ - min_len_;
+  return min_len_ + (span * (drawn_ + 1) + curriculum_ - 1) / curriculum_;  // ceil, exact in integers
+}
+
 Batch WordBatcher::next() {
-  const int64_t L = min_len_ + rng_.integer(max_len_ - min_len_ + 1);
+  const int64_t L = min_len_ + rng_.integer(longest() - min_len_ + 1);
   Batch out = task_->sample(rng_, B_, L);
   out.starts_new_pass = true;
   ++drawn_;
   return out;
 }
 
+// "words-v1 B min max ..." without a curriculum (as before it existed), "words-v2 B min max K ..." with one.
 std::string WordBatcher::state() const {
-  return write_batcher_state("words-v1", {B_, min_len_, max_len_}, drawn_, rng_);
+  if (curriculum_ == 0) return write_batcher_state("words-v1", {B_, min_len_, max_len_}, drawn_, rng_);
+  return write_batcher_state("words-v2", {B_, min_len_, max_len_, curriculum_}, drawn_, rng_);
 }
 
 void WordBatcher::set_state(const std::string& s) {
   auto describe = [](const std::vector<int64_t>& x) {
-    return "B=" + std::to_string(x[0]) + ", lengths " + std::to_string(x[1]) + ".." + std::to_string(x[2]);
+    return "B=" + std::to_string(x[0]) + ", lengths " + std::to_string(x[1]) + ".." + std::to_string(x[2]) +
+           (x.size() > 3 ? ", curriculum " + std::to_string(x[3]) + " batches" : "");
   };
-  read_batcher_state(s, "words-v1", {B_, min_len_, max_len_}, "WordBatcher", describe, drawn_, rng_);
+  if (curriculum_ == 0)
+    read_batcher_state(s, "words-v1", {B_, min_len_, max_len_}, "WordBatcher", describe, drawn_, rng_);
+  else
+    read_batcher_state(s, "words-v2", {B_, min_len_, max_len_, curriculum_}, "WordBatcher", describe, drawn_, rng_);
 }
 
 Batch word_eval_set(const WordTask& task, uint64_t run_seed, WordSplit split, int64_t length, int64_t count) {

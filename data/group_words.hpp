@@ -73,13 +73,18 @@ class WordTask {
 // Training batches of words (the task must outlive the batcher).
 class WordBatcher {
  public:
-  // Needs batch >= 1 and 1 <= min_len <= max_len <= kMaxWordLength (ValueError).
-  WordBatcher(const WordTask& task, int64_t batch, int64_t min_len, int64_t max_len, uint64_t seed);
-  WordBatcher(WordTask&&, int64_t, int64_t, int64_t, uint64_t) = delete;
+  // Needs batch >= 1, 1 <= min_len <= max_len <= kMaxWordLength and
+  // curriculum_batches >= 0 (ValueError).
+  WordBatcher(const WordTask& task, int64_t batch, int64_t min_len, int64_t max_len, uint64_t seed,
+              int64_t curriculum_batches = 0);
+  WordBatcher(WordTask&&, int64_t, int64_t, int64_t, uint64_t, int64_t = 0) = delete;
 
-  // B words of one length L uniform in [min_len, max_len]; starts_new_pass is
+  // B words of one length L uniform in [min_len, longest()]; starts_new_pass is
   // always true (words are independent: recurrent state never carries over).
   Batch next();
+  // The longest length the next batch may have: max_len, or with a curriculum of K
+  // batches min_len + ceil((max_len - min_len) (i + 1) / K) for batch i < K.
+  int64_t longest() const;
 
   int64_t batches_drawn() const { return drawn_; }
   // Text "words-v1 B min_len max_len batches_drawn <rng state>"; set_state throws
@@ -89,7 +94,7 @@ class WordBatcher {
 
  private:
   const WordTask* task_;
-  int64_t B_, min_len_, max_len_;
+  int64_t B_, min_len_, max_len_, curriculum_ = 0;
   int64_t drawn_ = 0;
   Rng rng_;
 };

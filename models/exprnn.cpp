@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "autograd/ops.hpp"
+#include "core/profile.hpp"
 #include "groups/expm.hpp"
 #include "groups/group_ops.hpp"
 #include "core/config.hpp"
@@ -59,19 +60,22 @@ ag::Var<T> ExpRnn<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int
     outs.push_back(reshape(hs, Shape{B, 1, h}));
   }
   if (state) state->tensors = {hs.value()};
-  return add(matmul(concat(outs, 1), head_w_), head_b_);  // (B,T,C)
+  const Var<T> all = concat(outs, 1);  // (B,T,h)
+  // The linear head is timed as readout, as in the other models (its FLOPs are the
+  // readout family's in models/roofline.cpp); the recurrence stays "other".
+  prof::Tag readout(prof::Family::Readout);
+  return add(matmul(all, head_w_), head_b_);  // (B,T,C)
 }
 
 template class ExpRnn<float>;
 template class ExpRnn<double>;
 
 ModelSpec exprnn_spec() {
-  // 6 h^2 + 6 h V + 6 h^3 P (train/bench.hpp).
-  auto flops = [](const nlohmann::json& m, int64_t V, int64_t, double exp_products_per_token) {
-    const double h = resolved_key(m, "hidden").get<double>();
-    return 6 * h * h + 6 * h * static_cast<double>(V) + 6 * h * h * h * exp_products_per_token;
-  };
-  return model_spec<ExpRnn>("exprnn", {.keys = {"hidden"}, .knob = integer_knob("hidden", 2, 4096), .flops_per_token = flops});
+  // 6 h^2 + 6 h V + 6 h^3 P (train/bench.hpp), split per family in models/roofline.cpp.
+  return model_spec<ExpRnn>("exprnn", {.keys = {"hidden"},
+                                       .knob = integer_knob("hidden", 2, 4096),
+                                       .flops_per_token = flops_from_costs(exprnn_costs),
+                                       .costs_per_token = exprnn_costs});
 }
 
 }  // namespace liegrad::models

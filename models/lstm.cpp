@@ -79,12 +79,11 @@ template class Lstm<float>;
 template class Lstm<double>;
 
 ModelSpec lstm_spec() {
-  // 48 L h^2 + 6 h V (train/bench.hpp).
-  auto flops = [](const nlohmann::json& m, int64_t V, int64_t, double) {
-    const double h = resolved_key(m, "hidden").get<double>(), L = resolved_key(m, "layers").get<double>();
-    return 48 * L * h * h + 6 * h * static_cast<double>(V);
-  };
-  return model_spec<Lstm>("lstm", {.keys = {"hidden", "layers"}, .knob = integer_knob("hidden", 2, 4096), .flops_per_token = flops});
+  // 48 L h^2 + 6 h V (train/bench.hpp), split per family in models/roofline.cpp.
+  return model_spec<Lstm>("lstm", {.keys = {"hidden", "layers"},
+                                   .knob = integer_knob("hidden", 2, 4096),
+                                   .flops_per_token = flops_from_costs(lstm_costs),
+                                   .costs_per_token = lstm_costs});
 }
 
 }  // namespace liegrad::models

@@ -47,18 +47,6 @@ OsmCommonConfig OsmCommonConfig::read(ConfigReader& c, nlohmann::json& resolved)
   return o;
 }
 
-OsmFlops osm_flops(const nlohmann::json& m, int64_t V, double exp_products_per_token) {
-  const auto g = groups::make_group(resolved_key(m, "group").get<std::string>());
-  OsmFlops f;
-  f.n = static_cast<double>(g->n());
-  f.n3 = f.n * f.n * f.n;
-  const double dim = static_cast<double>(g->dim());
-  f.mixing = resolved_key(m, "mixing").get<std::string>() == "identity" ? 0.0 : 6 * dim * dim;
-  f.exps = 6 * f.n3 * exp_products_per_token;
-  f.readout = 6 * f.n * f.n * static_cast<double>(V);
-  return f;
-}
-
 template <class T>
 TangentMixing<T>::TangentMixing(const std::string& name, MixingKind kind, int64_t m, int64_t rank, Rng& rng,
                                 std::vector<ag::Parameter<T>>& params, bool zero_init)

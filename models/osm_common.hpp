@@ -52,16 +52,6 @@ struct OsmCommonConfig {
   static std::vector<std::string> keys();
 };
 
-// The FLOP terms both OSM models' counts share (train/bench.hpp), from a resolved
-// config: n the stored side of the group, the mixing's 6 m^2 (0 for identity mixing),
-// the exponentials' 6 n^3 P (each forward product is one n x n product, 2 n^3, and its
-// pullback two more: the tangent program replays the cached values) and the
-// readout's 6 n^2 V.
-struct OsmFlops {
-  double n = 0, n3 = 0, mixing = 0, exps = 0, readout = 0;
-};
-OsmFlops osm_flops(const nlohmann::json& resolved, int64_t vocab, double exp_products_per_token);
-
 template <class T>
 class TangentMixing {
  public:

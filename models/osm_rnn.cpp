@@ -127,25 +127,11 @@ Array<T> OsmRnn<T>::prototypes() const {
 template class OsmRnn<float>;
 template class OsmRnn<double>;
 
-namespace {
-
-// 12 n^3 (6 n^3 with the token drive) + 6 m^2 + 4 n^3 / k + 6 n^2 V + 6 n^3 P
-// (train/bench.hpp), k = renormalize_every.
-double osm_rnn_flops(const nlohmann::json& m, int64_t V, int64_t, double exp_products_per_token) {
-  const OsmFlops f = osm_flops(m, V, exp_products_per_token);
-  const double n3 = f.n3;
-  const std::string drive = resolved_key(m, "rnn_drive").get<std::string>();
-  const double relative = drive == "token" || drive == "element" ? 6 * n3 : 12 * n3;  // element: the token scan on hat(b)
-  const double every = resolved_key(m, "renormalize_every").get<double>();
-  return relative + f.mixing + (every > 0 ? 4 * n3 / every : 0.0) + f.exps + f.readout;
-}
-
-}  // namespace
-
 ModelSpec osm_rnn_spec() {
   std::vector<std::string> keys = OsmCommonConfig::keys();
   for (const char* k : {"rnn_drive", "renormalize_every", "readout"}) keys.push_back(k);
-  return model_spec<OsmRnn>("osm_rnn", {.keys = keys, .knob = group_size_knob(false), .flops_per_token = osm_rnn_flops});
+  return model_spec<OsmRnn>("osm_rnn", {.keys = keys, .knob = group_size_knob(false), .flops_per_token = flops_from_costs(osm_rnn_costs),
+                                            .costs_per_token = osm_rnn_costs});
 }
 
 }  // namespace liegrad::models

@@ -136,32 +136,11 @@ ag::Var<T> OsmFormer<T>::encode(const std::vector<int32_t>& inputs, int64_t B, i
 template class OsmFormer<float>;
 template class OsmFormer<double>;
 
-namespace {
-
-// L (6 T n^2 + g) + 6 n^2 V + 6 n^3 P (train/bench.hpp). One relative update: H* P, H E
-// and their backward (12 n^3) and the mixing. The grounding adds a second one
-// (relative), a second target to the one update (combined: H* M and its backward,
-// 6 n^3, and a second mixing), or H E_x and its backward (token, 6 n^3; its V
-// exponentials per layer are in the exponentials' term).
-double osmformer_flops(const nlohmann::json& m, int64_t V, int64_t T_, double exp_products_per_token) {
-  const OsmFlops f = osm_flops(m, V, exp_products_per_token);
-  const double n = f.n, n3 = f.n3, mixing = f.mixing, Td = static_cast<double>(T_);
-  const double L = resolved_key(m, "layers").get<double>();
-  const std::string grounding = resolved_key(m, "grounding").get<std::string>();
-  const double update = 12 * n3 + mixing;
-  const double layer = grounding == "relative" || grounding == "on" ? 2 * update
-                       : grounding == "combined"                    ? update + 6 * n3 + mixing
-                       : grounding == "token"                       ? update + 6 * n3
-                                                                    : update;
-  return L * (6 * Td * n * n + layer) + f.exps + f.readout;
-}
-
-}  // namespace
-
 ModelSpec osmformer_spec() {
   std::vector<std::string> keys = OsmCommonConfig::keys();
   for (const char* k : {"layers", "heads", "grounding", "grounding_init", "grounding_mixing", "positional"}) keys.push_back(k);
-  return model_spec<OsmFormer>("osmformer", {.keys = keys, .knob = group_size_knob(true), .flops_per_token = osmformer_flops});
+  return model_spec<OsmFormer>("osmformer", {.keys = keys, .knob = group_size_knob(true), .flops_per_token = flops_from_costs(osmformer_costs),
+                                              .costs_per_token = osmformer_costs});
 }
 
 }  // namespace liegrad::models

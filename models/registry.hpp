@@ -6,7 +6,8 @@
 //     `liegrad eval`, `liegrad sample`, checkpoints and the Python module);
 //   - the config keys the model reads besides "type" and "comment" (`liegrad params --help`);
 //   - optionally the size knob `liegrad params --match N` searches (param_search.hpp);
-//   - optionally the training FLOPs per token `liegrad bench` reports (train/bench.hpp).
+//   - optionally the training FLOPs per token `liegrad bench` reports (train/bench.hpp),
+//     and their split per op family with the bytes each family moves (models/roofline.hpp).
 // make_model, match_parameter_count and training_flops_per_token look the type up
 // here; an unknown type is the same one-line ConfigError from each (find_model_spec).
 //
@@ -45,6 +46,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/model.hpp"
+#include "models/roofline.hpp"
 
 namespace liegrad::models {
 
@@ -81,6 +83,10 @@ struct ModelInfo {
   std::vector<std::string> keys;  // config keys read besides "type" and "comment"
   SizeKnob knob;                  // empty: `--match` is a ConfigError naming the type
   FlopsPerToken flops_per_token;  // empty: `liegrad bench` reports no FLOP count
+  // Per-family FLOPs and bytes (models/roofline.hpp) for `liegrad bench`'s roofline;
+  // empty: the roofline names the model families underived. When both are set,
+  // flops_per_token should be flops_from_costs(costs_per_token), one count.
+  CostsPerToken costs_per_token{};
 };
 
 struct ModelSpec {

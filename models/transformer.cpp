@@ -136,15 +136,12 @@ ModelSpec transformer_spec() {
                   const int64_t heads = resolved_key(resolved, "heads").get<int64_t>();
                   return integer_knob("D", heads, 4096, heads).match(config, resolved, target, count);
                 }};
-  // L (72 D^2 + 6 T D) + 6 D V (train/bench.hpp).
-  auto flops = [](const nlohmann::json& m, int64_t V, int64_t T_, double) {
-    const double D = resolved_key(m, "D").get<double>(), L = resolved_key(m, "layers").get<double>();
-    return L * (72 * D * D + 6 * static_cast<double>(T_) * D) + 6 * D * static_cast<double>(V);
-  };
+  // L (72 D^2 + 6 T D) + 6 D V (train/bench.hpp), split per family in models/roofline.cpp.
   return model_spec<Transformer>(
       "transformer", {.keys = {"D", "layers", "heads", "dropout", "positional", "init_std", "head"},
                       .knob = knob,
-                      .flops_per_token = flops});
+                      .flops_per_token = flops_from_costs(transformer_costs),
+                      .costs_per_token = transformer_costs});
 }
 
 }  // namespace liegrad::models

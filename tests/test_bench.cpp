@@ -13,16 +13,6 @@
 using namespace liegrad;
 using nlohmann::json;
 
-namespace {
-
-json bench_json(const test::Proc& p) {
-  INFO("exit " << p.exit_code << "\nstderr: " << p.err << "\nstdout: " << p.out);
-  REQUIRE(p.exit_code == 0);
-  return json::parse(p.out);
-}
-
-}  // namespace
-
 TEST_CASE("bench: the JSON report of a training benchmark and of --checkpoint") {
   test::TempDir tmp("bench_cli");
   test::write_text(tmp / "text.txt", test::small_corpus());
@@ -30,7 +20,7 @@ TEST_CASE("bench: the JSON report of a training benchmark and of --checkpoint") 
   const std::string cfg_path = tmp / "c.json";
   test::write_text(cfg_path, cfg.dump(2));
 
-  const json fresh = bench_json(test::run_liegrad({"bench", "--config", cfg_path, "--steps", "4", "--json"}, tmp.path.string()));
+  const json fresh = test::json_output(test::run_liegrad({"bench", "--config", cfg_path, "--steps", "4", "--json"}, tmp.path.string()));
   CHECK(fresh["model"] == "osmformer");
   CHECK(fresh["batch"] == 4);
   CHECK(fresh["seq_len"] == 16);
@@ -67,12 +57,12 @@ TEST_CASE("bench: the JSON report of a training benchmark and of --checkpoint") 
   // weights (its first loss differs from the fresh model's) and report the same size.
   const auto trained = test::run_liegrad({"train", "--config", cfg_path, "--out", tmp / "run", "--quiet"}, tmp.path.string());
   REQUIRE(trained.exit_code == 0);
-  const json from_ckpt = bench_json(
+  const json from_ckpt = test::json_output(
       test::run_liegrad({"bench", "--checkpoint", tmp / "run/last.json", "--steps", "2", "--no-profile", "--json"}, tmp.path.string()));
   CHECK(from_ckpt["parameters"] == fresh["parameters"]);
   CHECK(std::abs(from_ckpt["first_loss"].get<double>() - fresh["first_loss"].get<double>()) > 0.05);
   // Deterministic: the same checkpoint gives the same first loss.
-  const json again = bench_json(
+  const json again = test::json_output(
       test::run_liegrad({"bench", "--checkpoint", tmp / "run/last.json", "--steps", "1", "--no-profile", "--json"}, tmp.path.string()));
   CHECK(again["first_loss"].get<double>() == from_ckpt["first_loss"].get<double>());
 }

@@ -126,6 +126,37 @@ TEST_CASE("group words: the standard generators generate the whole group") {
   CHECK(WordTask("S5").input_vocab() == 120);
 }
 
+TEST_CASE("group words: a length curriculum grows the longest length linearly, then draws as without it") {
+  const WordTask task("S3");
+  data::WordBatcher cur(task, 2, 1, 64, 7, 10);  // 10 batches from 1..7 to 1..64
+  std::vector<int64_t> longest;
+  for (int i = 0; i < 12; ++i) {
+    longest.push_back(cur.longest());
+    const data::Batch b = cur.next();
+    CHECK(b.T >= 1);
+    CHECK(b.T <= longest.back());
+  }
+  // min_len + ceil(63 (i + 1) / 10): 1 + 7, 1 + 13, ..., 1 + 63 at i = 9, then max_len.
+  CHECK(longest == std::vector<int64_t>{8, 14, 20, 27, 33, 39, 46, 52, 58, 64, 64, 64});
+  // Its state carries the curriculum and resumes mid-way exactly.
+  data::WordBatcher a(task, 2, 1, 64, 3, 100);
+  for (int i = 0; i < 5; ++i) a.next();
+  const std::string saved = a.state();
+  const data::Batch expected = a.next();
+  data::WordBatcher b(task, 2, 1, 64, 1, 100);
+  b.set_state(saved);
+  CHECK(b.batches_drawn() == 5);
+  const data::Batch got = b.next();
+  CHECK(got.inputs == expected.inputs);
+  CHECK(b.longest() == a.longest());
+  data::WordBatcher other(task, 2, 1, 64, 1, 50);
+  CHECK_THROWS_WITH_AS(other.set_state(saved),
+                       "WordBatcher::set_state: the state was saved for B=2, lengths 1..64, curriculum 100 batches "
+                       "but this batcher has B=2, lengths 1..64, curriculum 50 batches",
+                       ValueError);
+  CHECK_THROWS_AS(data::WordBatcher(task, 2, 1, 64, 1, -1), ValueError);
+}
+
 TEST_CASE("group words: batches are determined by the seed and the splits use disjoint seeds") {
   const WordTask task("S3");
   data::WordBatcher a(task, 4, 1, 64, 7), b(task, 4, 1, 64, 7), c(task, 4, 1, 64, 8);

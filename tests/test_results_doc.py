@@ -187,7 +187,7 @@ class Claims(unittest.TestCase):
                     "best_val_bpc_mean": val, "best_val_bpc_std": 0.01, "test_bpc_at_best_mean": test,
                     "test_bpc_at_best_std": 0.01, "parameters": 79878, "seeds": list(range(1, n + 1))}
         base = {"rows": [long_row("transformer", "transformer", 3, 2.244, 2.548)], "chosen": {"transformer": "transformer"}}
-        reading = lambda n: {"rows": [long_row("osmformer-so15", "osmformer", n, 2.30, 2.60)]}
+        reading = lambda n: {"rows": [long_row("osmformer-91k-combined", "osmformer", n, 2.30, 2.60)]}
         tables = {"ts100k_long": base, "ptb100k_long": base, "ts_reading_long": reading(1), "ptb_reading_long": reading(3)}
         v, ev = convergence_doc.claim_osmformer_reading(tables)
         self.assertTrue(v.startswith("pending"))
@@ -246,7 +246,7 @@ class FidelitySection(unittest.TestCase):
         self.assertIn("**Best at ≤ 91K parameters**: combined", text)
         self.assertIn("validation 2.450, +0.196 against the paper's 2.254; +0.150 against the transformer, "
                       "untied head (2.300)", text)
-        self.assertIn("combined (linear, ~100K, 2.400) and combined (linear, 91K", text)
+        self.assertIn("**Best overall** (linear mixing, any size): combined (linear, ~100K, 2.400).", text)
         self.assertIn("1 run(s) of the screen are still pending", text)
 
 

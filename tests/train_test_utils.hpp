@@ -1,6 +1,7 @@
 // Helpers for trainer and CLI tests: temporary directories, a small generated
 // corpus, tiny run configs, and running the liegrad binary with captured output.
 #pragma once
+#include <doctest/doctest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -112,6 +113,14 @@ inline Proc run_liegrad(const std::vector<std::string>& args, const std::string&
   p.out = read_text(out_file);
   p.err = read_text(err_file);
   return p;
+}
+
+// The JSON a successful `liegrad ... --json` printed (the case stops, showing the
+// output, when the command failed).
+inline nlohmann::json json_output(const Proc& p) {
+  INFO("exit " << p.exit_code << "\nstderr: " << p.err << "\nstdout: " << p.out);
+  REQUIRE(p.exit_code == 0);
+  return nlohmann::json::parse(p.out);
 }
 
 }  // namespace liegrad::test

@@ -22,7 +22,9 @@
 #include "groups/expm_kernel.hpp"
 #include "models/model.hpp"
 #include "models/registry.hpp"
+#include "train/bench_util.hpp"
 #include "train/checkpoint.hpp"
+#include "train/stream_bench.hpp"
 #include "optim/optimizer.hpp"
 #include "train/run_config.hpp"
 #include "train/train_step.hpp"
@@ -31,20 +33,7 @@ namespace liegrad::train {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-Spread spread(std::vector<double> v) {
-  Spread s;
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  const size_t k = v.size();
-  s.median = k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
-  s.min = v.front();
-  s.max = v.back();
-  return s;
-}
+using namespace bench_detail;
 
 int64_t vocab_of(const DataConfig& d, const std::string& data_dir) {
   if (d.words()) return data::WordTask(data::word_group_of(d.dataset), d.inputs).input_vocab();
@@ -53,27 +42,13 @@ int64_t vocab_of(const DataConfig& d, const std::string& data_dir) {
   return data::load_corpus(d.dataset, data_dir, d.val_frac, d.test_frac).vocab.size();
 }
 
-// Runs f once to warm up, then `repeats` times timed: the spread of work / seconds.
-template <class F>
-Spread rates(int repeats, double work, F&& f) {
-  f();
-  std::vector<double> rate;
-  for (int r = 0; r < repeats; ++r) {
-    const auto t0 = Clock::now();
-    f();
-    rate.push_back(work / since(t0));
-  }
-  return spread(rate);
-}
-
-nlohmann::json spread_json(const Spread& s) { return {{"median", s.median}, {"min", s.min}, {"max", s.max}}; }
-
-// "median 12.3 GFLOP/s (min 11.0, max 13.1)": the spread with `decimals` digits, `unit` after the median.
-std::string spread_text(const Spread& s, const char* unit, int decimals) {
-  char buf[192];
-  std::snprintf(buf, sizeof buf, "median %.*f%s (min %.*f, max %.*f)", decimals, s.median, unit, decimals, s.min, decimals,
-                s.max);
-  return buf;
+// State tensors per parameter of the configured optimizer, for its traffic (models/roofline.hpp).
+int optimizer_states(const TrainConfig& t) {
+  if (t.optimizer != "sgd") return 2;  // adam, adamw: m and v
+  const auto& o = t.optimizer_options;
+  return o.is_object() && o.contains("momentum") && o.at("momentum").is_number() && o.at("momentum").get<double>() != 0
+             ? 1
+             : 0;
 }
 
 }  // namespace
@@ -192,6 +167,27 @@ BenchResult bench_training(const nlohmann::json& config, const BenchOptions& opt
   r.gflop_per_s = r.flops_per_token * static_cast<double>(B * T_) / std::max(r.step_seconds_median, 1e-12) * 1e-9;
   r.peak_rss_mib = peak_rss_mib();
   r.first_loss = first_loss;
+  r.exponentials_per_token = static_cast<double>(exps) / static_cast<double>(counted_steps * B * T_);
+  if (opt.roofline) {
+    models::CostInputs in;
+    in.vocab = V;
+    in.seq_len = T_;
+    in.batch = B;
+    in.exp_products_per_token = exp_products_per_token;
+    in.exponentials_per_token = r.exponentials_per_token;
+    in.parameters = r.parameters;
+    in.optimizer_states = optimizer_states(t);
+    const models::StepCosts costs = models::step_costs(model->config(), in);
+    // After the peak memory above, so the measurements' arrays do not count in it.
+    const GemmBenchResult gemm = bench_gemm(opt.peak_n, opt.roof_repeats, threads);
+    const StreamBenchResult triad = bench_stream(opt.stream_mib, opt.roof_repeats, threads);
+    const double peak = std::max({gemm.liegrad.median, gemm.liegrad_own.median, gemm.openblas.median});
+    r.roofline = make_roofline(costs, r.breakdown, r.step_seconds_median, static_cast<double>(B * T_), peak,
+                               triad.gb_per_s.median);
+    r.roofline.gemm_n = opt.peak_n;
+    r.roofline.stream_mib = opt.stream_mib;
+    r.has_roofline = true;
+  }
   return r;
 }
 
@@ -219,8 +215,10 @@ nlohmann::json BenchResult::to_json() const {
           {"gflop_per_s", gflop_per_s > 0 ? nlohmann::json(gflop_per_s) : nlohmann::json()},
           {"exp_products_per_token", exp_products_per_token},
           {"exp_mean_products", exp_mean_products},
+          {"exponentials_per_token", exponentials_per_token},
           {"first_loss", first_loss},
-          {"peak_rss_mib", peak_rss_mib}};
+          {"peak_rss_mib", peak_rss_mib},
+          {"roofline", has_roofline ? roofline.to_json() : nlohmann::json()}};
 }
 
 std::string BenchResult::to_text() const {
@@ -255,6 +253,7 @@ std::string BenchResult::to_text() const {
   }
   std::snprintf(buf, sizeof buf, "peak resident memory: %.1f MiB\n", peak_rss_mib);
   s += buf;
+  if (has_roofline) s += roofline.to_text();
   return s;
 }
 

@@ -10,7 +10,11 @@
 // reports tokens per second per step (median, min, max), the share of the timed
 // steps spent per op family (core/profile.hpp; "other" is the rest; measured on
 // max(2, steps/4) further steps with the timers on, so they never touch the
-// throughput) and the peak resident memory of the process.
+// throughput) and the peak resident memory of the process. With `roofline` on (the
+// default) it then measures the float GEMM peak (bench_gemm) and the memory bandwidth
+// (bench_stream, train/stream_bench.hpp) in the same process and reports each family's
+// roofline (train/roofline.hpp); these run after the peak memory is read, so their
+// arrays do not count in it.
 //
 // bench_expm: the batched exponential of N random n x n skew-symmetric matrices of
 // Frobenius norm `norm` (default 1; trained OSM exponents are larger, and the
@@ -26,6 +30,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "train/roofline.hpp"
+
 namespace liegrad::train {
 
 struct BenchOptions {
@@ -38,6 +44,12 @@ struct BenchOptions {
   // bench_training should be the checkpoint's own). Trained weights give the exponent
   // norms, and so the exponential's cost, of a real run rather than of step 0.
   std::string checkpoint;
+  // The roofline's measurements: the GEMM peak on peak_n^3 products and the STREAM triad
+  // on stream_mib MiB arrays, `roof_repeats` timed runs each.
+  bool roofline = true;
+  int64_t peak_n = 1024;
+  int64_t stream_mib = 128;  // kDefaultStreamMib (train/stream_bench.hpp)
+  int roof_repeats = 5;
 };
 
 struct Spread {
@@ -68,6 +80,10 @@ struct BenchResult {
   // at initialisation, something else for trained weights (--checkpoint).
   double first_loss = 0;
   double peak_rss_mib = 0;
+  // The exponentials run per token (profiled steps; 0 without exponentials).
+  double exponentials_per_token = 0;
+  bool has_roofline = false;  // roofline is set (BenchOptions::roofline)
+  Roofline roofline;
   nlohmann::json to_json() const;
   std::string to_text() const;
 };

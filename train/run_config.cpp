@@ -70,6 +70,7 @@ void parse_word_data(ConfigReader& d, DataConfig& c) {
     }
   }
   d.allow({"eval_lengths"});
+  c.curriculum_steps = d.get_int("curriculum_steps", c.curriculum_steps, 0);
   c.val_sequences = d.get_int("val_sequences", c.val_sequences, 1, 1000000);
   c.test_sequences = d.get_int("test_sequences", c.test_sequences, 1, 1000000);
 }
@@ -157,6 +158,7 @@ nlohmann::json RunConfig::resolved() const {
                  {"min_len", data.min_len},         {"max_len", data.max_len},
                  {"eval_lengths", data.eval_lengths}, {"val_sequences", data.val_sequences},
                  {"test_sequences", data.test_sequences}};
+  if (data.words() && data.curriculum_steps > 0) j["data"]["curriculum_steps"] = data.curriculum_steps;  // older runs resolve as before
   else
     j["data"] = {{"dataset", data.dataset}, {"val_frac", data.val_frac}, {"test_frac", data.test_frac}};
   nlohmann::json t = {{"steps", train.steps},

@@ -29,6 +29,9 @@ struct DataConfig {
   // Group word tasks (data/group_words.hpp) only:
   std::string inputs = "all";           // input symbols: "all" elements or the "generators"
   int64_t min_len = 1, max_len = 64;    // training word lengths, uniform per batch
+  // Length curriculum: over the first curriculum_steps batches the longest drawn length
+  // grows linearly from min_len to max_len (data/group_words.hpp); 0 = off.
+  int64_t curriculum_steps = 0;
   std::vector<int64_t> eval_lengths = {64, 128, 256, 512, 1024};  // final test lengths
   int64_t val_sequences = 256;          // validation words (of length max_len) per evaluation
   int64_t test_sequences = 100;         // test words per evaluation length

@@ -146,7 +146,8 @@ class Run {
     schedule_ = std::make_unique<optim::Schedule>(optim::make_schedule(t.schedule, t.lr, t.warmup, t.steps, t.min_lr_frac));
     if (words_)
       word_batcher_ = std::make_unique<data::WordBatcher>(*words_, t.batch, rc_.data.min_len, rc_.data.max_len,
-                                                          data::word_split_seed(t.seed, data::WordSplit::Train));
+                                                          data::word_split_seed(t.seed, data::WordSplit::Train),
+                                                          rc_.data.curriculum_steps);
     else if (model_->recurrent())
       seq_batcher_ = std::make_unique<data::SequentialBatcher>(corpus_.train, t.batch, t.seq_len);
     else

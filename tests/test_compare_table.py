@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Tests of bench/compare_table.py on synthetic runs (no timing, no torch): medians with
+the rounds' range for each side, osmformer-linear's trained / init ratio from paired
+rounds, the STREAM bandwidth line, the roofline table from `liegrad bench`'s roofline
+fields, and that runs without them (older JSON) leave that table out. Registered with
+CTest (tests/CMakeLists.txt); standard library only."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(ROOT, "bench", "compare_table.py")
+
+# Five rounds: liegrad init and trained tokens/s, PyTorch init tokens/s.
+INIT = [1000, 800, 1200, 900, 1100]
+TRAINED = [900, 800, 1080, 450, 1100]  # per-round trained / init: 0.9, 1.0, 0.9, 0.5, 1.0 -> median 0.90
+TORCH = [100, 90, 110, 95, 105]
+
+
+def roofline(of_bound):
+    fam = {f: {"derived": True, "of_bound": of_bound} for f in
+           ("exp_forward", "exp_pullback", "attention", "small_products", "tangent", "readout", "optimizer")}
+    fam["dense"] = {"derived": True, "of_bound": None}
+    fam["other"] = {"derived": False, "of_bound": None, "note": "not derived: test"}
+    return {"peak_gflop_per_s": 100.0, "gemm_n": 1024, "stream_gb_per_s": 20.0, "stream_mib_per_array": 128,
+            "families": fam,
+            "step": {"bound_ns_per_token": 10.0, "measured_ns_per_token": 10.0 / of_bound, "of_bound": of_bound}}
+
+
+def write_runs(out, rounds, with_roofline=True):
+    def put(name, side, r, obj):
+        with open(os.path.join(out, "%s.%s.%d.json" % (name, side, r)), "w") as f:
+            json.dump(obj, f)
+    for r in range(1, rounds + 1):
+        i = r - 1
+        lie = {"model": "osmformer", "tokens_per_s": {"median": INIT[i]}, "tokens_per_cpu_s": INIT[i] / 2,
+               "peak_rss_mib": 100, "time_share": {"exp_forward": 0.5, "other": 0.5}, "flops_per_token": 1e6,
+               "gflop_per_s": 1.0}
+        if with_roofline:
+            lie["roofline"] = roofline([0.2, 0.3, 0.4, 0.5, 0.6][i])
+        put("osmformer-linear", "liegrad", r, lie)
+        put("osmformer-linear", "torch", r, {"model": "osmformer", "tokens_per_s": TORCH[i],
+                                             "tokens_per_cpu_s": TORCH[i] / 2, "peak_rss_mib": 500})
+        put("trained-osmformer-linear", "liegrad", r, dict(lie, tokens_per_s={"median": TRAINED[i]}))
+        put("trained-osmformer-linear", "torch", r, {"model": "osmformer", "tokens_per_s": TORCH[i]})
+        put("gemm", "liegrad", r, {"op": "gemm", "liegrad_gflop_per_s": {"median": 100.0},
+                                   "openblas_core": "Haswell"})
+        put("stream", "liegrad", r, {"op": "stream", "triad_gb_per_s": {"median": 18.0 + r}})
+
+
+def table(out, rounds):
+    return subprocess.run([sys.executable, SCRIPT, out, "2", "10", str(rounds), "0 0 0", "0 0 0", "osmformer-linear",
+                           os.path.join(ROOT, "configs", "osmformer-linear.json")],
+                          check=True, capture_output=True, text=True).stdout
+
+
+class CompareTable(unittest.TestCase):
+    def test_medians_ranges_paired_ratio_and_roofline(self):
+        with tempfile.TemporaryDirectory() as out:
+            write_runs(out, 5)
+            text = table(out, 5)
+            # Each side's median over rounds with the rounds' range.
+            self.assertIn("| osmformer-linear | osmformer | 1,000 (800–1,200) | 100 (90–110) |", text)
+            # Trained / init from the rounds' pairs: median 0.90 of 0.9, 1.0, 0.9, 0.5, 1.0.
+            self.assertIn("osmformer-linear, liegrad trained ÷ init over 5 paired round(s): 0.90 (0.50–1.00)", text)
+            self.assertIn("STREAM triad", text)
+            self.assertIn("21.0 (19.0–23.0) GB/s", text)
+            self.assertNotIn("Fewer than five rounds", text)
+            # Roofline: fractions are medians over rounds (0.2 ... 0.6 -> 0.40); dense (no work) is a dash.
+            roof = [line for line in text.splitlines() if line.startswith("| osmformer-linear |") and "0.40" in line]
+            self.assertEqual(len(roof), 1, text)
+            self.assertIn("| 0.40 | 10.0 | 25.0 | 0.40 | 100.0 | 20.0 |", roof[0])
+            header = [line for line in text.splitlines() if "step of bound" in line][0]
+            self.assertNotIn("| dense |", header)
+            self.assertNotIn("| other |", header)
+
+    def test_few_rounds_and_runs_without_a_roofline(self):
+        with tempfile.TemporaryDirectory() as out:
+            write_runs(out, 3, with_roofline=False)
+            text = table(out, 3)
+            self.assertIn("Fewer than five rounds", text)
+            self.assertNotIn("step of bound", text)
+            self.assertIn("over 3 paired round(s)", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
