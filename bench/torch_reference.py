@@ -291,7 +291,9 @@ class OsmBase(Base):
                 self.add(name, init.get(name, lambda: torch.linalg.matrix_exp(
                     self.maps.hat(torch.randn(V, m, dtype=torch.float64) * sd).to(torch.float64))))
         self.add("bias", init.get("bias", lambda: torch.zeros(V)))
-        self.add("log_tau", init.get("log_tau", lambda: torch.zeros(())))
+        self.fixed_tau = cfg.get("tau")  # model.tau: fixed, no log_tau parameter
+        if self.fixed_tau is None:
+            self.add("log_tau", init.get("log_tau", lambda: torch.zeros(())))
 
     def elements(self, name):
         if self.mode == "manifold":
@@ -303,7 +305,8 @@ class OsmBase(Base):
     def readout(self, H, proto):
         """H (N,n,n) -> (N,V): tau Re tr(H* P_v) + b_v as one GEMM."""
         n2 = self.maps.n ** 2
-        scale = self.maps.s * torch.exp(self.params["log_tau"])
+        tau = float(self.fixed_tau) if self.fixed_tau is not None else torch.exp(self.params["log_tau"])
+        scale = self.maps.s * tau
         return (H.reshape(-1, n2) @ proto.reshape(self.V, n2).t()) * scale + self.params["bias"]
 
     def update(self, H, u):

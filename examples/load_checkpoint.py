@@ -361,7 +361,8 @@ class OsmCommon:
         mode = cfg.get("group_param", "algebra")
         self.embed = P.group_elements("embed", self.g, V, mode)  # (V,n,n)
         self.bias = P.get("bias", (V,))
-        self.tau = math.exp(float(P.get("log_tau", ())))
+        # model.tau: a fixed temperature (no log_tau parameter), else learned exp(log_tau)
+        self.tau = float(cfg["tau"]) if "tau" in cfg else math.exp(float(P.get("log_tau", ())))
         if cfg.get("readout", "prototypes") != "tied":  # tied: the model sets its transitions
             self.set_prototypes(P.group_elements("proto", self.g, V, mode))
 

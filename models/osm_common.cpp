@@ -15,7 +15,7 @@ namespace liegrad::models {
 using ag::ParamRole;
 
 std::vector<std::string> OsmCommonConfig::keys() {
-  return {"group", "mixing", "rank", "group_param", "init_scale", "dropout"};
+  return {"group", "mixing", "rank", "group_param", "init_scale", "dropout", "tau"};
 }
 
 OsmCommonConfig OsmCommonConfig::read(ConfigReader& c, nlohmann::json& resolved) {
@@ -38,12 +38,17 @@ OsmCommonConfig OsmCommonConfig::read(ConfigReader& c, nlohmann::json& resolved)
   o.param_mode = groups::parse_group_param_mode(mode);
   o.init_scale = c.get_double("init_scale", 1.0, 0.0);
   o.dropout = c.get_double("dropout", 0.0, 0.0, 0.99);
+  if (c.has("tau") && c.json().at("tau").is_string())
+    c.get_string("tau", "learned", {"learned"});
+  else
+    o.fixed_tau = c.get_double("tau", 0.0, 1e-6, 1e6);
   resolved["group"] = o.group->name();
   resolved["mixing"] = mixing;
   if (o.mixing == MixingKind::LowRank) resolved["rank"] = o.rank;
   resolved["group_param"] = mode;
   resolved["init_scale"] = o.init_scale;
   if (o.dropout > 0) resolved["dropout"] = o.dropout;  // only when set: older runs resolve as before
+  if (o.fixed_tau > 0) resolved["tau"] = o.fixed_tau;   // likewise: absent means learned
   return o;
 }
 
@@ -90,7 +95,9 @@ PrototypeReadout<T>::PrototypeReadout(const OsmCommonConfig& cfg, int64_t C, Rng
     : group_(cfg.group), own_(own_prototypes) {
   if (own_prototypes) proto_ = groups::GroupParam<T>("proto", cfg.group, C, cfg.param_mode, cfg.init_scale, rng, params);
   bias_ = ag::add_param(params, "bias", Array<T>(Shape{C}), ParamRole::Bias);
-  log_tau_ = ag::add_param(params, "log_tau", Array<T>::scalar(T(0)), ParamRole::Scalar);
+  log_tau_ = cfg.fixed_tau > 0
+                 ? ag::Var<T>::constant(Array<T>::scalar(static_cast<T>(std::log(cfg.fixed_tau))))
+                 : ag::add_param(params, "log_tau", Array<T>::scalar(T(0)), ParamRole::Scalar);
 }
 
 template <class T>

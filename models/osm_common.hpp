@@ -46,6 +46,10 @@ struct OsmCommonConfig {
   groups::GroupParamMode param_mode = groups::GroupParamMode::Algebra;
   double init_scale = 1.0;
   double dropout = 0.0;  // update dropout probability p (model.dropout)
+  // model.tau: the readout's temperature; 0 = learned (log_tau, init 0), else fixed at
+  // this value with no log_tau parameter. A fixed tau keeps the loss of a state off its
+  // prototype from vanishing by growing tau (docs/state_tracking.md: exact transitions).
+  double fixed_tau = 0.0;
   // Reads the keys from `c` and writes the resolved values back into `resolved`.
   static OsmCommonConfig read(ConfigReader& c, nlohmann::json& resolved);
   // The keys read, for the models' registry entries.
@@ -75,7 +79,7 @@ template <class T>
 class PrototypeReadout {
  public:
   PrototypeReadout() = default;
-  // Registers proto, bias and log_tau.
+  // Registers proto, bias and log_tau (log_tau only when cfg.fixed_tau is 0).
   // C prototypes, one per class (C = V for a language model). own_prototypes = false
   // registers bias and log_tau only: the model passes its prototypes to logits(H, P)
   // (the OSM-RNN's readout: tied, P_c = N_c).

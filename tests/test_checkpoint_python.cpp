@@ -145,6 +145,8 @@ std::vector<Case> cases(bool all) {
   c.push_back({"osm_rnn_token_tied", {{"type", "osm_rnn"}, {"group", "SO(4)"}, {"rnn_drive", "token"},
                                       {"readout", "tied"}}, 24});
   c.push_back({"transformer_tied", {{"type", "transformer"}, {"D", 16}, {"layers", 1}, {"heads", 2}, {"head", "tied"}}, 24});
+  // A fixed readout temperature (model.tau): no log_tau parameter.
+  c.push_back({"osm_rnn_fixed_tau", {{"type", "osm_rnn"}, {"group", "SO(4)"}, {"rnn_drive", "token"}, {"tau", 2.5}}, 24});
   if (all) {
     c.push_back({"osmformer_u", {{"type", "osmformer"}, {"group", "SO(2)xU(2)"}, {"layers", 1}, {"heads", 2}}, 20});
     c.push_back({"osm_rnn", {{"type", "osm_rnn"}, {"group", "SU(3)"}, {"mixing", "linear"}, {"renormalize_every", 5}}, 24});

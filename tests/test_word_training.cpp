@@ -459,6 +459,34 @@ TEST_CASE("tied readout: the prototypes are the transitions, and a representatio
   }
 }
 
+TEST_CASE("model.tau fixes the readout temperature: no log_tau parameter, logits scale with it") {
+  for (const char* type : {"osm_rnn", "osmformer"}) {
+    CAPTURE(type);
+    json learned{{"type", type}, {"group", "SO(3)"}};
+    if (std::string(type) == "osmformer") learned.update(json{{"layers", 1}, {"heads", 1}});
+    json fixed = learned;
+    fixed["tau"] = 2.5;
+    auto a = models::make_model<double>(learned, 5, 3);
+    auto b = models::make_model<double>(fixed, 5, 3);
+    CHECK(b->find_parameter("log_tau") == nullptr);
+    CHECK(a->parameter_count() - b->parameter_count() == 1);
+    CHECK(b->config().at("tau").get<double>() == 2.5);
+    CHECK_FALSE(a->config().contains("tau"));  // absent = learned: older runs resolve as before
+    // Same weights, log_tau = log 2.5 in the learned model: the same logits.
+    for (const auto& p : b->parameters()) a->find_parameter(p.name)->var.value() = p.var.value();
+    a->find_parameter("log_tau")->var.value()[0] = std::log(2.5);
+    const std::vector<int32_t> x{0, 3, 1, 4, 2, 2};
+    const Array<double> la = a->forward(x, 2, 3).value(), lb = b->forward(x, 2, 3).value();
+    for (int64_t k = 0; k < la.size(); ++k) CHECK(la[k] == doctest::Approx(lb[k]).epsilon(1e-12));
+    test::model_gradcheck(*b, 2, 3, 7);
+  }
+  CHECK_THROWS_WITH_AS(models::make_model<float>(json{{"type", "osm_rnn"}, {"tau", 0}}, 5, 1),
+                       doctest::Contains("model.tau"), ConfigError);
+  CHECK_THROWS_WITH_AS(models::make_model<float>(json{{"type", "osm_rnn"}, {"tau", "fixed"}}, 5, 1),
+                       doctest::Contains("learned"), ConfigError);
+  CHECK_NOTHROW(models::make_model<float>(json{{"type", "osm_rnn"}, {"tau", "learned"}}, 5, 1));
+}
+
 TEST_CASE("word diagnosis: an exact solution has no defect and no drift; a perturbed one shows both") {
   const data::WordTask task("S3");
   const std::vector<int64_t> lengths = {64, 4096};
