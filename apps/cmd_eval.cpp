@@ -71,11 +71,21 @@ int eval_words(const Args& args, const train::LoadedModel& m, const train::RunCo
                 static_cast<long long>(diagnosis->pairs), diagnosis->order_defect_max);
   else
     std::printf("transitions: the drive's step depends on the state (no homomorphism defect)\n");
-  std::printf("drift over %lld test words: %8s %18s %21s %9s\n", static_cast<long long>(train::kDriftWords), "length",
-              "to_true_prototype", "to_nearest_prototype", "accuracy");
-  for (const auto& d : diagnosis->drift)
-    std::printf("%29s %8lld %18.4f %21.4f %9.4f\n", "", static_cast<long long>(d.length), d.to_true_prototype,
-                d.to_nearest_prototype, d.accuracy);
+  if (diagnosis->state_independent) {
+    std::printf("defect spectrum (RMS defect per direction, ascending):");
+    for (double r : diagnosis->defect_spectrum) std::printf(" %.3g", r);
+    std::printf("\nexact subspace: %lld of %zu directions below %.2f, RMS defect %.3g there, %.3g elsewhere\n",
+                static_cast<long long>(diagnosis->exact_dims), diagnosis->defect_spectrum.size(), train::kExactDirection,
+                diagnosis->exact_rms_defect, diagnosis->rest_rms_defect);
+  }
+  std::printf("drift over %lld test words: %8s %18s %21s %18s %9s\n", static_cast<long long>(train::kDriftWords),
+              "length", "to_true_prototype", "to_nearest_prototype", "on_exact_subspace", "accuracy");
+  for (const auto& d : diagnosis->drift) {
+    char exact[32] = "-";
+    if (d.on_exact_subspace >= 0) std::snprintf(exact, sizeof exact, "%.4f", d.on_exact_subspace);
+    std::printf("%29s %8lld %18.4f %21.4f %18s %9.4f\n", "", static_cast<long long>(d.length), d.to_true_prototype,
+                d.to_nearest_prototype, exact, d.accuracy);
+  }
   return 0;
 }
 

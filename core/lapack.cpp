@@ -104,4 +104,10 @@ void schur(int64_t n, cplx* A, cplx* Z) {
   check("zgees", LAPACKE_zgees(LAPACK_ROW_MAJOR, 'V', 'N', nullptr, N, A, N, &sdim, w.data(), Z, N), n, n);
 }
 
+void symmetric_eigen(int64_t n, double* A, double* w) {
+  if (n == 0) return;
+  const auto N = static_cast<lapack_int>(n);
+  check("dsyev", LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'U', N, A, N, w), n, n);
+}
+
 }  // namespace liegrad::lapack

@@ -27,4 +27,8 @@ cplx det(int64_t n, const cplx* A);
 // eigenvalues on its diagonal), Z <- the unitary Schur vectors (n x n).
 void schur(int64_t n, cplx* A, cplx* Z);
 
+// Eigendecomposition of a symmetric n x n matrix (dsyev): A <- the orthonormal
+// eigenvectors as columns, w <- the n eigenvalues in ascending order.
+void symmetric_eigen(int64_t n, double* A, double* w);
+
 }  // namespace liegrad::lapack

@@ -195,6 +195,40 @@ TEST_CASE("a words:Z2 run leaves accuracies by length, reloads, and resumes bit 
   CHECK(rb["tokens_seen"] == result["tokens_seen"]);
 }
 
+TEST_CASE("train.pin holds a parameter at its value from a step on, resumes exactly, and names bad input") {
+  test::TempDir tmp("words_pin");
+  json cfg = word_config("Z2", {{"type", "osm_rnn"}, {"group", "SO(3)"}, {"rnn_drive", "token"}}, 8);
+  cfg["train"]["pin"] = json::array({{{"param", "log_tau"}, {"value", 0.25}, {"from_step", 3}}});
+  auto log_tau_after = [&](const char* dir, int64_t stop_at, bool resume) {
+    train::TrainOptions o;
+    o.out_dir = tmp / dir;
+    o.stop_at = stop_at;
+    o.resume = resume;
+    train::run_training(resume ? json() : cfg, o);
+    return train::load_model(tmp / (std::string(dir) + "/last.json")).model->find_parameter("log_tau")->var.value()[0];
+  };
+  CHECK(log_tau_after("early", 2, false) != 0.25f);  // before from_step it trains as usual
+  CHECK(log_tau_after("early", 0, true) == 0.25f);   // resumed past from_step: pinned
+  CHECK(log_tau_after("full", 0, false) == 0.25f);
+  // The resumed run is the uninterrupted one, step for step.
+  const auto la = test::metrics_lines(tmp / "full", "loss"), lb = test::metrics_lines(tmp / "early", "loss");
+  REQUIRE(la.size() == lb.size());
+  for (size_t i = 0; i < la.size(); ++i) CHECK(la[i]["loss"].get<double>() == lb[i]["loss"].get<double>());
+  CHECK(json::parse(test::read_text(tmp / "full/config.json"))["train"]["pin"][0]["from_step"] == 3);
+  // Bad input: one line naming the key.
+  json bad = cfg;
+  bad["train"]["pin"][0]["param"] = "log_taux";
+  train::TrainOptions o;
+  o.out_dir = tmp / "bad";
+  CHECK_THROWS_WITH_AS(train::run_training(bad, o), doctest::Contains("did you mean 'log_tau'"), ConfigError);
+  bad["train"]["pin"] = json{{"param", "log_tau"}};
+  CHECK_THROWS_WITH_AS(train::run_training(bad, o), doctest::Contains("train.pin: expected an array"), ConfigError);
+  bad["train"]["pin"] = json::array({{{"param", "log_tau"}, {"from_step", 3}}});
+  CHECK_THROWS_WITH_AS(train::run_training(bad, o), doctest::Contains("train.pin[0].value"), ConfigError);
+  bad["train"]["pin"] = json::array({{{"param", "log_tau"}, {"value", 0}, {"from", 3}}});
+  CHECK_THROWS_WITH_AS(train::run_training(bad, o), doctest::Contains("unknown key 'from'"), ConfigError);
+}
+
 TEST_CASE("train.patience stops a words run whose validation loss stops improving, and result.json says so") {
   test::TempDir tmp("words_patience");
   // lr 1e-30 leaves every float weight unchanged and the validation words are fixed, so
@@ -459,6 +493,37 @@ TEST_CASE("tied readout: the prototypes are the transitions, and a representatio
   }
 }
 
+TEST_CASE("defect spectrum: a representation on three directions and arbitrary rotations on two") {
+  // N_g = diag(rho(g), R_g) in SO(5): rho(g) = sgn(g) P_g is S3 in SO(3) (see above), R_g a
+  // rotation of the last two coordinates by an angle that is no homomorphism.
+  const data::WordTask task("S3");
+  const data::FiniteGroup& G = task.group();
+  Array<float> N(Shape{6, 5, 5});
+  for (int32_t v = 0; v < 6; ++v) {
+    const std::vector<int32_t>& p = G.element(task.element_of(v));
+    const float sign = static_cast<float>(data::permutation_sign(p));
+    for (size_t i = 0; i < 3; ++i) N.at(v, static_cast<int64_t>(i), p[i]) = sign;
+    const double a = 0.3 + 0.7 * v;
+    N.at(v, 3, 3) = static_cast<float>(std::cos(a));
+    N.at(v, 3, 4) = static_cast<float>(-std::sin(a));
+    N.at(v, 4, 3) = static_cast<float>(std::sin(a));
+    N.at(v, 4, 4) = static_cast<float>(std::cos(a));
+  }
+  const train::WordDiagnosis d = train::transition_defects(task, N);
+  REQUIRE(d.defect_spectrum.size() == 5);
+  CHECK(std::is_sorted(d.defect_spectrum.begin(), d.defect_spectrum.end()));
+  CHECK(d.exact_dims == 3);
+  CHECK(d.exact_rms_defect < 1e-6);
+  CHECK(d.rest_rms_defect > train::kExactDirection);
+  CHECK(d.homomorphism_defect_max > 0.5);  // the whole-matrix defect cannot tell the two parts apart
+  REQUIRE(d.exact_basis.size() == 15);
+  for (int64_t i = 3; i < 5; ++i)
+    for (int64_t c = 0; c < 3; ++c) CHECK(std::abs(d.exact_basis[static_cast<size_t>(i * 3 + c)]) < 1e-6);
+  const nlohmann::json j = d.to_json();
+  CHECK(j.at("exact_dims") == 3);
+  CHECK(j.at("defect_spectrum").size() == 5);
+}
+
 TEST_CASE("model.tau fixes the readout temperature: no log_tau parameter, logits scale with it") {
   for (const char* type : {"osm_rnn", "osmformer"}) {
     CAPTURE(type);
@@ -504,6 +569,9 @@ TEST_CASE("word diagnosis: an exact solution has no defect and no drift; a pertu
     CHECK(p.to_nearest_prototype == doctest::Approx(p.to_true_prototype).epsilon(1e-6));
     CHECK(p.accuracy == 1.0);
   }
+  CHECK(d->exact_dims == 3);  // exact on the whole of R^3
+  CHECK(d->exact_rms_defect < 1e-5);
+  for (const auto& p : d->drift) CHECK(p.on_exact_subspace < 1e-3);
   auto off = s3_element_solution(task, 0.05);
   const auto e = train::diagnose_word_model(*off, task, 5, lengths, 4);
   REQUIRE(e.has_value());
@@ -511,6 +579,8 @@ TEST_CASE("word diagnosis: an exact solution has no defect and no drift; a pertu
   CHECK(e->order_defect_max > 0.02);
   CHECK(e->drift[1].to_true_prototype > e->drift[0].to_true_prototype);  // the error compounds with length
   CHECK(e->drift[1].to_true_prototype > 0.1);
+  CHECK(e->exact_rms_defect > 0.01);  // still below kExactDirection, but no longer zero
+  CHECK(e->drift[1].on_exact_subspace > e->drift[0].on_exact_subspace);
   // A relative-drive model has no transitions: drift only.
   auto rel = models::make_model<float>(json{{"type", "osm_rnn"}, {"group", "SO(3)"}}, 6, 1, 6);
   const auto r = train::diagnose_word_model(*rel, task, 5, lengths, 2);

@@ -141,7 +141,25 @@ RunConfig parse_run_config(const nlohmann::json& j) {
   c.seed = static_cast<uint64_t>(t.get_int("seed", static_cast<int64_t>(c.seed), 0));
   c.threads = static_cast<int>(t.get_int("threads", c.threads, 1, 256));
   c.time_budget_s = t.get_double("time_budget_s", c.time_budget_s, 0.0);
-  t.allow({"comment"});
+  t.allow({"comment", "pin"});
+  if (t.has("pin")) {
+    const nlohmann::json& pins = t.json().at("pin");
+    if (!pins.is_array())
+      throw ConfigError("train.pin: expected an array of {\"param\", \"value\", \"from_step\"} objects, got " + pins.dump());
+    for (size_t i = 0; i < pins.size(); ++i) {
+      if (!pins[i].is_object())
+        throw ConfigError("train.pin[" + std::to_string(i) + "]: expected an object with \"param\", \"value\" and \"from_step\"");
+      ConfigReader p(pins[i], "train.pin[" + std::to_string(i) + "]");
+      ParamPin pin;
+      pin.param = p.get_string("param", "");
+      if (pin.param.empty()) throw ConfigError("train.pin[" + std::to_string(i) + "].param: expected a parameter name");
+      if (!p.has("value")) throw ConfigError("train.pin[" + std::to_string(i) + "].value: expected a number");
+      pin.value = p.get_double("value", 0.0);
+      pin.from_step = p.get_int("from_step", 0, 0);
+      p.finish();
+      c.pins.push_back(pin);
+    }
+  }
   t.finish();
   // Validate the optimizer's own options now, so a typo fails before any data loads.
   std::vector<ag::Parameter<float>> none;
@@ -177,6 +195,8 @@ nlohmann::json RunConfig::resolved() const {
                       {"threads", train.threads}};
   if (train.time_budget_s > 0) t["time_budget_s"] = train.time_budget_s;  // only when set: older runs resolve as before
   if (train.patience > 0) t["patience"] = train.patience;                  // likewise
+  for (const ParamPin& p : train.pins)                                      // likewise
+    t["pin"].push_back({{"param", p.param}, {"value", p.value}, {"from_step", p.from_step}});
   for (auto it = train.optimizer_options.begin(); it != train.optimizer_options.end(); ++it) t[it.key()] = it.value();
   if (data.words()) t.erase("seq_len");  // word lengths come from the data section
   j["train"] = t;

@@ -9,7 +9,7 @@
 //                "eps", "weight_decay", "momentum", "nesterov", "reorth_every",
 //                "schedule", "warmup", "min_lr_frac", "clip", "eval_interval",
 //                "eval_tokens", "patience", "log_interval", "seed", "threads",
-//                "time_budget_s" },
+//                "time_budget_s", "pin" },
 //     "comment": "..." }
 //
 // Unknown keys anywhere are a ConfigError suggesting the nearest known key; values
@@ -38,6 +38,16 @@ struct DataConfig {
   bool words() const;                   // dataset is "words:<group>"
 };
 
+// train.pin entry: from step `from_step` on (0-based: steps from_step, from_step + 1, ...)
+// every element of parameter `param` is held at `value` and no longer updated, like
+// freezing a tensor in PyTorch after setting it. It depends on the step alone, so a
+// resumed run pins exactly as an uninterrupted one.
+struct ParamPin {
+  std::string param;
+  double value = 0;
+  int64_t from_step = 0;
+};
+
 struct TrainConfig {
   int64_t steps = 2000, batch = 32, seq_len = 128;  // seq_len: not used by group word tasks
   std::string optimizer = "adamw";
@@ -61,6 +71,7 @@ struct TrainConfig {
   // that reaches it, `steps` is only a cap, and after warm-up the schedule's decay runs
   // on the fraction of the budget used (the lr reaches its floor as the time runs out).
   double time_budget_s = 0;
+  std::vector<ParamPin> pins;  // train.pin: [{"param", "value", "from_step"}, ...]
 };
 
 struct RunConfig {

@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "core/array_json.hpp"
+#include "core/config.hpp"
+#include "core/errors.hpp"
 #include "core/parallel.hpp"
 #include "data/batcher.hpp"
 #include "data/datasets.hpp"
@@ -142,6 +144,14 @@ class Run {
                           std::to_string(corpus_.train.size()) + " symbols)");
       model_ = models::make_model<float>(rc_.model, corpus_.vocab.size(), t.seed);
     }
+    for (const ParamPin& pin : t.pins)
+      if (!model_->find_parameter(pin.param)) {
+        std::vector<std::string> names;
+        for (const auto& p : model_->parameters()) names.push_back(p.name);
+        const std::string near = nearest_word(pin.param, names);
+        throw ConfigError("train.pin: the model has no parameter '" + printable(pin.param) + "'" +
+                          (near.empty() ? "" : "; did you mean '" + near + "'?"));
+      }
     optimizer_ = optim::make_optimizer<float>(t.optimizer, model_->parameters(), t.optimizer_options);
     schedule_ = std::make_unique<optim::Schedule>(optim::make_schedule(t.schedule, t.lr, t.warmup, t.steps, t.min_lr_frac));
     if (words_)
@@ -213,8 +223,10 @@ class Run {
         window_allreduce += seconds_since(reduce_start);
       };
       hooks.non_finite = [this](const char* what, double value) { fail_non_finite(what, value); };
+      apply_pins();  // before the step (the forward sees the pinned value) and after (undoes the update)
       const StepOutcome outcome =
           train_step(*model_, *optimizer_, batch, carry ? &train_state_ : nullptr, lr, t.clip, hooks);
+      apply_pins();
       const double loss_value = outcome.loss, norm = outcome.grad_norm;
       train_seconds_ += seconds_since(step_start);
       if (t.time_budget_s > 0) comm_.max({&train_seconds_, 1});  // one clock for the schedule on every rank
@@ -473,6 +485,15 @@ class Run {
     }
     save_checkpoint((dir_ / "last.json").string(), done);
     return criterion;
+  }
+
+  // train.pin: hold each pinned parameter at its value from its from_step on.
+  void apply_pins() {
+    for (const ParamPin& pin : rc_.train.pins) {
+      if (step_ < pin.from_step) continue;
+      Array<float>& v = model_->find_parameter(pin.param)->var.value();
+      std::fill(v.data(), v.data() + v.size(), static_cast<float>(pin.value));
+    }
   }
 
   // The learning rate of step step_. With a time budget, the decay after warm-up runs
