@@ -3,7 +3,10 @@
 it, and a generated section with the state_tracking table, its plots and the outcome,
 stated by fixed rules from the numbers in results/state_tracking.json (written by
 scripts/reproduce.sh state_tracking through scripts/words_table.py). Until runs exist
-the section says so. No number on the page is typed by hand.
+the section says so. The generated sections (the relative drive's gradients, the
+results) read every number from results/; the hand-written section "Exact transitions"
+quotes single runs made with the commands it shows, until state_tracking_long (issue 33)
+replaces them with a table.
 
 Usage: scripts/state_tracking_doc.py [--results DIR] [--out FILE]
 Standard library only.
@@ -363,12 +366,71 @@ def outcome(summary):
     return out
 
 
+def relative_drive_gradients(results_dir, table=TABLE, prefix="osm-rnn-relative"):
+    """Per relative-drive run of the table: the largest gradient norm before clipping and
+    its step, the first logged step above 100, and the step of the best validation loss,
+    read from its metrics.jsonl. Returns a list of dicts (empty when no run is there)."""
+    out = []
+    base = os.path.join(results_dir, table)
+    if not os.path.isdir(base):
+        return out
+    for run in sorted(os.listdir(base)):
+        path = os.path.join(base, run, "metrics.jsonl")
+        if not run.startswith(prefix) or not os.path.exists(path):
+            continue
+        norms, vals = [], []
+        with open(path) as f:
+            for line in f:
+                r = json.loads(line)
+                if "grad_norm" in r:
+                    norms.append((r["step"], r["grad_norm"]))
+                if "val_loss" in r:
+                    vals.append((r["step"], r["val_loss"]))
+        if not norms or not vals:
+            continue
+        top = max(norms, key=lambda x: x[1])
+        best = min(vals, key=lambda x: x[1])
+        out.append({"run": run, "max_norm": top[1], "max_step": top[0],
+                    "first_above_100": next((s for s, g in norms if g > 100), None),
+                    "best_val_step": best[0], "best_val": best[1], "final_val": vals[-1][1]})
+    return out
+
+
+def gradient_section(runs):
+    """The page's lines on the relative drive's gradients (issue 33, item 5)."""
+    if not runs:
+        return []
+    lines = ["### The relative drive's gradients", "",
+             "Read from the runs' metrics.jsonl (`grad_norm` is the global norm before clipping at 1, "
+             "logged every `log_interval` steps; validation loss every `eval_interval`). Every "
+             "relative-drive run of the table has exploding gradients:", "",
+             "| run | largest gradient norm (step) | first above 100 | best validation loss (step) | final |",
+             "| --- | ---: | ---: | ---: | ---: |"]
+    for r in runs:
+        first = "—" if r["first_above_100"] is None else str(r["first_above_100"])
+        lines.append("| %s | %.3g (%d) | %s | %.3f (%d) | %.3f |" % (
+            r["run"], r["max_norm"], r["max_step"], first, r["best_val"], r["best_val_step"], r["final_val"]))
+    exploded = [r for r in runs if r["first_above_100"] is not None]
+    worse = sum(1 for r in runs if r["final_val"] > r["best_val"])
+    lines += ["", "%d of %d runs pass a norm of 100, from step %d to %d; the best validation comes at step "
+              "%d to %d, and in %d of %d runs the final validation loss is above the best. Clipping bounds "
+              "each step but not the sensitivity behind it: the relative update's tangent Π(H* M_x) depends "
+              "on the state, so a change of the state early in a word changes every later step. "
+              "state_tracking_screen tries the drive with bounded mixing (Γ's eigenvalues within 1 of 1)." % (
+                  len(exploded), len(runs),
+                  min((r["first_above_100"] for r in exploded), default=0),
+                  max((r["first_above_100"] for r in exploded), default=0),
+                  min(r["best_val_step"] for r in runs), max(r["best_val_step"] for r in runs), worse, len(runs))]
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--results", default=os.path.join(ROOT, "results"))
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", TABLE + ".md"))
     a = ap.parse_args()
     lines = [PAGE.rstrip(), "", "## Results", ""]
+    grad = gradient_section(relative_drive_gradients(a.results))
     path = os.path.join(a.results, TABLE + ".json")
     summary = None
     if os.path.exists(path):
@@ -389,6 +451,8 @@ def main():
         table_lines[0] = "### The table"
         table_lines = [("####" + l[2:]) if l.startswith("## ") else l for l in table_lines]
         lines += [""] + table_lines
+    if grad:
+        lines += [""] + grad
     with open(a.out, "w") as f:
         f.write("\n".join(lines).rstrip() + "\n")
     print("wrote %s" % os.path.relpath(a.out, ROOT) if a.out.startswith(ROOT) else "wrote %s" % a.out)

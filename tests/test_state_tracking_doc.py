@@ -59,5 +59,29 @@ class StateTrackingDoc(unittest.TestCase):
         self.assertIn("These rows learned next to nothing beyond it: osmformer-so5 (rule", line)
 
 
+class RelativeDriveGradients(unittest.TestCase):
+    def test_explosions_are_read_from_the_logs(self):
+        import json
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            for run, norms in (("osm-rnn-relative-so14-dataset=words-Z2-s1", [0.5, 150.0, 3e4, 20.0]),
+                               ("osm-rnn-relative-so14-dataset=words-Z2-s2", [0.5, 0.7, 0.9, 0.4]),
+                               ("lstm-dataset=words-Z2-s1", [1e9, 1e9, 1e9, 1e9])):
+                os.makedirs(os.path.join(d, doc.TABLE, run))
+                with open(os.path.join(d, doc.TABLE, run, "metrics.jsonl"), "w") as f:
+                    for i, g in enumerate(norms):
+                        f.write(json.dumps({"step": 10 * (i + 1), "grad_norm": g}) + "\n")
+                        f.write(json.dumps({"step": 10 * (i + 1), "val_loss": 0.7 - 0.01 * (i == 1)}) + "\n")
+            runs = doc.relative_drive_gradients(d)
+            self.assertEqual([r["run"][-2:] for r in runs], ["s1", "s2"])  # relative-drive runs only
+            self.assertEqual((runs[0]["max_norm"], runs[0]["max_step"], runs[0]["first_above_100"]), (3e4, 30, 20))
+            self.assertIsNone(runs[1]["first_above_100"])
+            self.assertEqual(runs[0]["best_val_step"], 20)
+            text = "\n".join(doc.gradient_section(runs))
+            self.assertIn("1 of 2 runs pass a norm of 100, from step 20 to 20", text)
+            self.assertIn("in 2 of 2 runs the final validation loss is above the best", text)
+            self.assertEqual(doc.gradient_section([]), [])
+
+
 if __name__ == "__main__":
     unittest.main()
