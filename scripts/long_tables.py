@@ -51,7 +51,11 @@ def selection_bpc(result):
     """The validation BPC a run is selected by: its best checkpoint's (the final one's for
     runs older than early stopping, whose best_val_bpc was that of the interim evaluations)."""
     v = result.get("best_val_bpc")
-    return v if isinstance(v, (int, float)) else result.get("val_bpc")
+    if isinstance(v, (int, float)):
+        return v
+    if "val_bpc" in result:
+        return result["val_bpc"]
+    return result.get("best_val_loss")  # a group word run (kind "words"): its best validation loss
 
 
 def spec(table, name):

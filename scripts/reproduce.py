@@ -26,7 +26,10 @@ early stopping and report each run's best-validation checkpoint; a run that stop
 early has its result.json and is finished like any other. Some of their runs wait for
 others: a value chosen from a finished screen table ("set_from") or the extra seeds of
 each family's best configuration ("best_seeds"); each table is planned again after
-its ready runs finish, so one invocation trains everything that becomes ready.
+its ready runs finish, so one invocation trains everything that becomes ready. A
+words table's run may also take a value from a finished screen ("set_from"; the screen
+run with the lowest validation loss, e.g. state_tracking_long's learning rates from
+state_tracking_screen); until the screen finishes its runs wait and are named.
 
 On a cluster, --emit-jobs FILE trains nothing and writes one self-contained shell line
 per missing run (a Slurm array task or a GNU parallel job each; a requeued job resumes
@@ -119,6 +122,25 @@ def expand(table_name, table):
                 out.append({"id": run_id, "name": run["name"], "config": run["config"], "sets": sets,
                             "seed": seed, "point": dict(zip(keys, point))})
     return out
+
+
+def resolve_words_set_from(manifest, table_name, runs):
+    """Fills in the "set_from" values of a table that is not a long one (a words table
+    taking each model's learning rate from a finished screen, by its best validation loss;
+    scripts/long_tables.py resolve_set_from). Returns {run id: why it waits} for the runs
+    whose screen has not finished; the others have the chosen values in their sets."""
+    waiting = {}
+    table = manifest[table_name]
+    for run in runs:
+        set_from = long_tables.spec(table, run["name"]).get("set_from")
+        if not set_from:
+            continue
+        values, why = long_tables.resolve_set_from(manifest, expand, RESULTS, set_from)
+        if values is None:
+            waiting[run["id"]] = why
+        else:
+            run["sets"].update(values)
+    return waiting
 
 
 def set_args(sets):
@@ -864,9 +886,13 @@ def main():
             failed += run_long_table(a, manifest, t, RESULTS, mode, jobs)
             continue
         runs = expand(t, manifest[t])
+        waiting = resolve_words_set_from(manifest, t, runs)
         if not a.summarize_only:
             for run in runs:
                 if a.only and not any(s in run["id"] for s in a.only):
+                    continue
+                if run["id"] in waiting:
+                    print("[%s] %s: %s" % (t, run["id"], waiting[run["id"]]), flush=True)
                     continue
                 failed += train(a.binary, t, manifest[t], run, a.dry_run, a.commit, manifest, mode, jobs) == "failed"
         if mode == "emit":

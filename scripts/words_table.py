@@ -27,6 +27,13 @@ def group_of(run):
     return run["sets"].get("data.dataset", "").split(":", 1)[-1] or "?"
 
 
+def row_label(run):
+    """A row's model label: the run's name, and its grid values other than the dataset
+    (a learning-rate screen's rows are "lstm lr=0.003", ...)."""
+    extra = ["%s=%s" % (k.split(".")[-1], v) for k, v in sorted(run.get("point", {}).items()) if k != "data.dataset"]
+    return " ".join([run["name"]] + extra)
+
+
 def mean_std(xs):
     if not xs:
         return None
@@ -132,7 +139,7 @@ def summarize(results_dir, table_name, table, runs):
         g = group_of(run)
         if g not in groups:
             groups.append(g)
-        key = (run["name"], g)
+        key = (row_label(run), g)
         rows.setdefault(key, {"results": [], "diverged": [], "pending": []})
         f = os.path.join(results_dir, table_name, run["id"], "result.json")
         if not os.path.exists(f):

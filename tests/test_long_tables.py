@@ -15,6 +15,7 @@ import convergence_doc  # noqa: E402
 import long_tables  # noqa: E402
 import noise  # noqa: E402
 import reproduce  # noqa: E402
+import words_table  # noqa: E402
 
 BUDGET = {"train.steps": 3000, "train.batch": 2, "train.seq_len": 4, "train.eval_interval": 500,
           "train.patience": 2, "train.log_interval": 500}
@@ -79,6 +80,38 @@ class LongTables(unittest.TestCase):
         drop = next(r for r in ready if r["id"] == "transformer-dropout-s1")
         self.assertEqual(drop["sets"]["model.dropout"], 0.2)
         self.assertEqual(drop["sets"]["train.seed"], 1)
+
+    def test_a_words_table_takes_each_models_rate_from_its_screen_by_validation_loss(self):
+        words = {
+            "wscreen": {"title": "w", "kind": "words", "budget": {"data.dataset": "words:S5"}, "seeds": [1],
+                        "grid": {"train.lr": [0.001, 0.01]},
+                        "runs": [{"name": "lstm", "config": "configs/state_tracking/lstm.json"}]},
+            "wlong": {"title": "w", "kind": "words", "budget": {}, "seeds": [1, 2],
+                      "grid": {"data.dataset": ["words:Z2", "words:S5"]},
+                      "runs": [{"name": "lstm", "config": "configs/state_tracking/lstm.json",
+                                "set_from": {"train.lr": {"table": "wscreen", "run": "lstm"}}}]},
+        }
+        old = reproduce.RESULTS
+        reproduce.RESULTS = self.root
+        try:
+            runs = reproduce.expand("wlong", words["wlong"])
+            waiting = reproduce.resolve_words_set_from(words, "wlong", runs)
+            self.assertEqual(len(waiting), 4)
+            self.assertIn("waits for wscreen/lstm (0 of 2 runs finished)", waiting["lstm-dataset=words-Z2-s1"])
+            for run in reproduce.expand("wscreen", words["wscreen"]):  # the lower rate has the lower loss
+                d = os.path.join(self.root, "wscreen", run["id"])
+                os.makedirs(d)
+                with open(os.path.join(d, "result.json"), "w") as f:
+                    json.dump({"best_val_loss": 0.2 if run["sets"]["train.lr"] == 0.001 else 0.5}, f)
+            runs = reproduce.expand("wlong", words["wlong"])
+            self.assertEqual(reproduce.resolve_words_set_from(words, "wlong", runs), {})
+            self.assertEqual({r["sets"]["train.lr"] for r in runs}, {0.001})
+        finally:
+            reproduce.RESULTS = old
+        # A screen's rows are labelled by their grid values, not merged.
+        screen = reproduce.expand("wscreen", words["wscreen"])
+        self.assertEqual([words_table.row_label(r) for r in screen], ["lstm lr=0.001", "lstm lr=0.01"])
+        self.assertEqual(words_table.row_label(runs[0]), "lstm")  # the dataset is the row's group
 
     def test_extra_seeds_go_to_the_best_configuration_of_each_family(self):
         for run in self.plan("screen")[0]:
