@@ -215,6 +215,25 @@ TEST_CASE("train.pin holds a parameter at its value from a step on, resumes exac
   REQUIRE(la.size() == lb.size());
   for (size_t i = 0; i < la.size(); ++i) CHECK(la[i]["loss"].get<double>() == lb[i]["loss"].get<double>());
   CHECK(json::parse(test::read_text(tmp / "full/config.json"))["train"]["pin"][0]["from_step"] == 3);
+  // Pinned from the start at log_tau = 0, the run is the run with model.tau = 1 (no log_tau
+  // at all), loss and gradient norm alike: a pinned parameter's gradient is not clipped with.
+  json pinned = cfg, fixed = cfg;
+  pinned["train"]["pin"][0] = {{"param", "log_tau"}, {"value", 0.0}, {"from_step", 0}};
+  fixed["train"].erase("pin");
+  fixed["model"]["tau"] = 1.0;
+  auto train_into = [&](const char* name, const json& c) {
+    train::TrainOptions o;
+    o.out_dir = tmp / name;
+    train::run_training(c, o);
+  };
+  train_into("pinned", pinned);
+  train_into("fixed", fixed);
+  const auto lp = test::metrics_lines(tmp / "pinned", "loss"), lf = test::metrics_lines(tmp / "fixed", "loss");
+  REQUIRE(lp.size() == lf.size());
+  for (size_t i = 0; i < lp.size(); ++i) {
+    CHECK(lp[i]["loss"].get<double>() == lf[i]["loss"].get<double>());
+    CHECK(lp[i]["grad_norm"].get<double>() == lf[i]["grad_norm"].get<double>());
+  }
   // Bad input: one line naming the key.
   json bad = cfg;
   bad["train"]["pin"][0]["param"] = "log_taux";

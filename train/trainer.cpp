@@ -221,6 +221,7 @@ class Run {
         const auto reduce_start = Clock::now();
         average_gradients(comm_, model_->parameters(), grad_buffer_);
         window_allreduce += seconds_since(reduce_start);
+        zero_pinned_gradients();  // a pinned parameter is frozen: its gradient is not in the clip norm
       };
       hooks.non_finite = [this](const char* what, double value) { fail_non_finite(what, value); };
       apply_pins();  // before the step (the forward sees the pinned value) and after (undoes the update)
@@ -485,6 +486,19 @@ class Run {
     }
     save_checkpoint((dir_ / "last.json").string(), done);
     return criterion;
+  }
+
+  // train.pin: the gradients of the parameters pinned at this step are zero, as for a
+  // frozen tensor, so they neither enter the clipping norm nor move the optimizer's state.
+  void zero_pinned_gradients() {
+    for (const ParamPin& pin : rc_.train.pins) {
+      if (step_ < pin.from_step) continue;
+      auto* p = model_->find_parameter(pin.param);
+      if (p->var.node() && p->var.requires_grad()) {
+        Array<float>& g = p->var.node()->grad_ref();
+        std::fill(g.data(), g.data() + g.size(), 0.0f);
+      }
+    }
   }
 
   // train.pin: hold each pinned parameter at its value from its from_step on.
