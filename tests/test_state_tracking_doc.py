@@ -83,5 +83,44 @@ class RelativeDriveGradients(unittest.TestCase):
             self.assertEqual(doc.gradient_section([]), [])
 
 
+class LongTableSections(unittest.TestCase):
+    def test_lengths_of_16x_and_more_are_ranked(self):
+        r = row("osm-rnn-token-so14", 1.0, 1.0, 0.9)
+        r.update(lengths=[64, 1024, 4096], position_acc={"64": [1.0, 0], "1024": [0.9, 0], "4096": [0.4, 0]})
+        lines = doc.outcome({"groups": ["S3"], "rows": [r]})
+        self.assertTrue(any("At length 1024 (16× the longest training word of length 64)" in l for l in lines))
+        self.assertTrue(any("At length 4096 (64×" in l and "0.400" in l for l in lines))
+
+    def test_anchors_stand_beside_our_s5_rows_best_first(self):
+        a = dict(row("lstm", 1, 1, 0.2), group="S5")
+        b = dict(row("osm-rnn-token-so14-len128", 1, 1, 0.99, n=1), group="S5", max_len=128)
+        text = "\n".join(doc.anchor_lines({"rows": [a, b, dict(row("x", 1, 1, 1), group="S3")]}))
+        self.assertIn("| DeltaProduct, 4 Householder factors (Siems et al. 2025) | 128 |", text)
+        self.assertIn("| liegrad osm-rnn-token-so14-len128 (1 seed) | 128 | 1.000 at 64, 0.990 at 1024 |", text)
+        self.assertLess(text.index("len128"), text.index("liegrad lstm"))
+        self.assertNotIn("liegrad x", text)  # S5 rows only
+        self.assertEqual(doc.anchor_lines({"rows": [row("x", 1, 1, 1)]}), [])
+
+    def test_the_screen_marks_the_rate_the_long_table_took(self):
+        import json
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            screen = {"rows": []}
+            for lr, loss in ((0.001, 4.8), (0.003, 0.39)):
+                r = dict(row("lstm lr=%g" % lr, 1, 1, 0.5, n=1), lr=lr, seeds=[1])
+                screen["rows"].append(r)
+                os.makedirs(os.path.join(d, doc.SCREEN, "lstm-lr=%g-s1" % lr))
+                with open(os.path.join(d, doc.SCREEN, "lstm-lr=%g-s1" % lr, "result.json"), "w") as f:
+                    json.dump({"best_val_loss": loss}, f)
+            screen["rows"].append(dict(row("lstm lr=0.01", 1, 1, 0.5, n=0), lr=0.01))
+            long_summary = {"rows": [dict(row("lstm dataset=words:S5", 1, 1, 1), lr=0.003)]}
+            lines = doc.screen_lines(d, screen, long_summary)
+            self.assertIn("| lstm | 0.003 | 0.3900 | 1.000 | 0.500 | yes |", lines)
+            self.assertIn("| lstm | 0.001 | 4.8000 | 1.000 | 0.500 |  |", lines)
+            self.assertIn("| lstm | 0.01 | pending | | | |", lines)
+            self.assertIn("2 of 3 screen runs finished", "\n".join(lines))
+            self.assertEqual(doc.screen_lines(d, None, None), [])
+
+
 if __name__ == "__main__":
     unittest.main()
