@@ -48,13 +48,25 @@ OsmRnn<T>::OsmRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed, in
 
 template <class T>
 ag::Var<T> OsmRnn<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) {
-  const ag::Var<T> H = encode(inputs, B, T_, state);
-  return ag::reshape(tied_readout_ ? readout_.logits(H, transition_table()) : readout_.logits(H),
+  const ag::Var<T> table = scan_table();  // once per step: the tied readout reads it too
+  const ag::Var<T> H = encode(inputs, B, T_, state, table);
+  return ag::reshape(tied_readout_ ? readout_.logits(H, transition_table(table)) : readout_.logits(H),
                      Shape{B, T_, this->C_});
 }
 
 template <class T>
+ag::Var<T> OsmRnn<T>::scan_table() const {
+  return drive_ == Drive::Element ? groups::hat(*cfg_.group, embed_.stored()) : embed_.elements();
+}
+
+template <class T>
 ag::Var<T> OsmRnn<T>::encode(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) {
+  return encode(inputs, B, T_, state, scan_table());
+}
+
+template <class T>
+ag::Var<T> OsmRnn<T>::encode(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state,
+                             ag::Var<T> table) {
   using namespace ag;
   const groups::Group& g = *cfg_.group;
   const int64_t n = g.n();
@@ -78,7 +90,6 @@ ag::Var<T> OsmRnn<T>::encode(const std::vector<int32_t>& inputs, int64_t B, int6
                                                             : kernels::ScanDrive::Token;
   // Update dropout (training): every step's u_t is linear in its table row, so each
   // step gets its own copy of the row scaled by 0 or 1/(1-p), a table of B*T rows indexed in order.
-  Var<T> table = drive_ == Drive::Element ? groups::hat(g, embed_.stored()) : embed_.elements();
   std::vector<int32_t> ids;
   if (dropout_.active()) {
     const int64_t N = B * T_;
@@ -104,14 +115,14 @@ Array<T> OsmRnn<T>::transitions() const {
     throw ValueError("osm_rnn: the " + std::string(drive_ == Drive::Relative ? "relative" : "both") +
                      " drive's step depends on the state; only token and element drives have transitions N_x");
   const ag::NoGrad no_tape;
-  return transition_table().value();
+  return transition_table(scan_table()).value();
 }
 
 template <class T>
-ag::Var<T> OsmRnn<T>::transition_table() const {
+ag::Var<T> OsmRnn<T>::transition_table(const ag::Var<T>& table) const {
   const groups::Group& g = *cfg_.group;
   // r_v = vee(Pi(M_v)) (token) or b_v (element), u_v = Gamma r_v, N_v = exp(hat(u_v)).
-  ag::Var<T> r = drive_ == Drive::Element ? embed_.stored() : groups::vee(g, embed_.elements());
+  ag::Var<T> r = drive_ == Drive::Element ? embed_.stored() : groups::vee(g, table);
   const ag::Var<T> gamma = mix_.dense();
   if (gamma.defined()) r = ag::matmul(r, gamma, false, true);
   return groups::expm(groups::hat(g, r));

@@ -57,8 +57,15 @@ class OsmRnn : public ModelBase<T> {
 
  private:
   enum class Drive { Relative, Token, Both, Element };
-  // N_v = exp(hat(Gamma r_v)) (V,n,n) on the tape: r_v = vee(Pi(M_v)) (token) or b_v (element).
-  ag::Var<T> transition_table() const;
+  // The scan's table (V,n,n): hat(b_v) for the element drive, M_v = exp(hat(b_v)) otherwise.
+  ag::Var<T> scan_table() const;
+  // The states, scanning `table` (scan_table(); formed once per step and shared with the
+  // tied readout's transitions).
+  ag::Var<T> encode(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state,
+                    ag::Var<T> table);
+  // N_v = exp(hat(Gamma r_v)) (V,n,n) on the tape: r_v = vee(Pi(M_v)) (token) or b_v
+  // (element), from the scan's table.
+  ag::Var<T> transition_table(const ag::Var<T>& table) const;
   OsmCommonConfig cfg_;
   Drive drive_ = Drive::Relative;
   bool tied_readout_ = false;

@@ -39,9 +39,8 @@ double distance_on(const float* X, const float* Y, const std::vector<double>& U,
   return std::sqrt(s);
 }
 
-// S += D^T D for the n x n difference D = X - Y.
-void add_gram(const float* X, const float* Y, int64_t n, std::vector<double>& S) {
-  std::vector<double> D(static_cast<size_t>(n * n));
+// S += D^T D for the n x n difference D = X - Y; D (n*n) is scratch.
+void add_gram(const float* X, const float* Y, int64_t n, std::vector<double>& D, std::vector<double>& S) {
   for (int64_t k = 0; k < n * n; ++k) D[static_cast<size_t>(k)] = static_cast<double>(X[k]) - static_cast<double>(Y[k]);
   for (int64_t r = 0; r < n; ++r)
     for (int64_t i = 0; i < n; ++i) {
@@ -111,7 +110,7 @@ WordDiagnosis transition_defects(const data::WordTask& task, const Array<float>&
   WordDiagnosis d;
   d.state_independent = true;
   std::vector<float> prod(static_cast<size_t>(nn)), power(static_cast<size_t>(nn));
-  std::vector<double> S(static_cast<size_t>(nn), 0.0);
+  std::vector<double> S(static_cast<size_t>(nn), 0.0), D(static_cast<size_t>(nn));
   double sum = 0;
   for (int32_t a = 0; a < V; ++a)
     for (int32_t b = 0; b < V; ++b) {
@@ -120,7 +119,7 @@ WordDiagnosis transition_defects(const data::WordTask& task, const Array<float>&
       small_gemm_ld<float>(false, false, n, n, n, 1.0f, N.data() + a * nn, n, N.data() + b * nn, n, 0.0f, prod.data(), n);
       const float* Nc = N.data() + static_cast<int64_t>(c->second) * nn;
       const double e = distance(prod.data(), Nc, nn);
-      add_gram(prod.data(), Nc, n, S);
+      add_gram(prod.data(), Nc, n, D, S);
       d.homomorphism_defect_max = std::max(d.homomorphism_defect_max, e);
       sum += e;
       ++d.pairs;
