@@ -1,7 +1,9 @@
 // `liegrad bench` end to end on tiny configs: the JSON report has the fields
 // bench/compare.sh reads, with sane values (positive throughput, time shares that add
 // up to one), --checkpoint times the trained weights rather than a fresh initialisation,
-// and bad combinations are usage errors. Speed itself is never asserted here.
+// and bad combinations are usage errors. Speed itself is never asserted here. The runs
+// skip the roofline (its 1024^3 GEMM and 128 MiB triad took most of this test's time
+// under the sanitizers); tests/test_roofline.cpp checks it at small sizes.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -20,7 +22,7 @@ TEST_CASE("bench: the JSON report of a training benchmark and of --checkpoint") 
   const std::string cfg_path = tmp / "c.json";
   test::write_text(cfg_path, cfg.dump(2));
 
-  const json fresh = test::json_output(test::run_liegrad({"bench", "--config", cfg_path, "--steps", "4", "--json"}, tmp.path.string()));
+  const json fresh = test::json_output(test::run_liegrad({"bench", "--config", cfg_path, "--steps", "4", "--no-roofline", "--json"}, tmp.path.string()));
   CHECK(fresh["model"] == "osmformer");
   CHECK(fresh["batch"] == 4);
   CHECK(fresh["seq_len"] == 16);
@@ -58,12 +60,12 @@ TEST_CASE("bench: the JSON report of a training benchmark and of --checkpoint") 
   const auto trained = test::run_liegrad({"train", "--config", cfg_path, "--out", tmp / "run", "--quiet"}, tmp.path.string());
   REQUIRE(trained.exit_code == 0);
   const json from_ckpt = test::json_output(
-      test::run_liegrad({"bench", "--checkpoint", tmp / "run/last.json", "--steps", "2", "--no-profile", "--json"}, tmp.path.string()));
+      test::run_liegrad({"bench", "--checkpoint", tmp / "run/last.json", "--steps", "2", "--no-profile", "--no-roofline", "--json"}, tmp.path.string()));
   CHECK(from_ckpt["parameters"] == fresh["parameters"]);
   CHECK(std::abs(from_ckpt["first_loss"].get<double>() - fresh["first_loss"].get<double>()) > 0.05);
   // Deterministic: the same checkpoint gives the same first loss.
   const json again = test::json_output(
-      test::run_liegrad({"bench", "--checkpoint", tmp / "run/last.json", "--steps", "1", "--no-profile", "--json"}, tmp.path.string()));
+      test::run_liegrad({"bench", "--checkpoint", tmp / "run/last.json", "--steps", "1", "--no-profile", "--no-roofline", "--json"}, tmp.path.string()));
   CHECK(again["first_loss"].get<double>() == from_ckpt["first_loss"].get<double>());
 }
 

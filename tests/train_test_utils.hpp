@@ -85,7 +85,8 @@ struct Proc {
 // (an empty value unsets the variable).
 inline Proc run_liegrad(const std::vector<std::string>& args, const std::string& workdir,
                         const std::vector<std::pair<std::string, std::string>>& env = {}) {
-  const std::string bin = std::string(LIEGRAD_BINARY_DIR) + "/liegrad";
+  std::string bin = LIEGRAD_BINARY_DIR;  // appended, not operator+: GCC 12 warns falsely on that (-Warray-bounds)
+  bin += "/liegrad";
   const std::string out_file = workdir + "/.stdout", err_file = workdir + "/.stderr";
   std::fflush(stdout);  // the child must not inherit unflushed output
   std::fflush(stderr);
