@@ -409,7 +409,7 @@ def relative_drive_gradients(results_dir, table=TABLE, prefix="osm-rnn-relative"
         path = os.path.join(base, run, "metrics.jsonl")
         if not run.startswith(prefix) or not os.path.exists(path):
             continue
-        norms, vals = [], []
+        norms, vals, accs = [], [], []
         with open(path) as f:
             for line in f:
                 r = json.loads(line)
@@ -417,13 +417,16 @@ def relative_drive_gradients(results_dir, table=TABLE, prefix="osm-rnn-relative"
                     norms.append((r["step"], r["grad_norm"]))
                 if "val_loss" in r:
                     vals.append((r["step"], r["val_loss"]))
+                if "val_acc" in r:
+                    accs.append(r["val_acc"])
         if not norms or not vals:
             continue
         top = max(norms, key=lambda x: x[1])
         best = min(vals, key=lambda x: x[1])
         out.append({"run": run, "max_norm": top[1], "max_step": top[0],
                     "first_above_100": next((s for s, g in norms if g > 100), None),
-                    "best_val_step": best[0], "best_val": best[1], "final_val": vals[-1][1]})
+                    "best_val_step": best[0], "best_val": best[1], "final_val": vals[-1][1],
+                    "final_acc": accs[-1] if accs else None})
     return out
 
 
@@ -452,6 +455,35 @@ def gradient_section(runs):
                   min((r["first_above_100"] for r in exploded), default=0),
                   max((r["first_above_100"] for r in exploded), default=0),
                   min(r["best_val_step"] for r in runs), max(r["best_val_step"] for r in runs), worse, len(runs))]
+    return lines
+
+
+def bounded_section(runs, classes=120):
+    """The page's lines on the relative drive with bounded mixing (state_tracking_screen,
+    S5): whether its gradients stay bounded and whether it learns (issue 33, item 2)."""
+    if not runs:
+        return []
+    chance = math.log(classes)
+    lines = ["### The relative drive with bounded mixing", "",
+             "The same logs for the relative-drive runs of `state_tracking_screen` (S5, SO(14), "
+             "`mixing: bounded`, the recipe's schedule, one run per learning rate):", "",
+             "| run | largest gradient norm (step) | best validation loss (step) | final validation accuracy |",
+             "| --- | ---: | ---: | ---: |"]
+    for r in runs:
+        lines.append("| %s | %.3g (%d) | %.3f (%d) | %s |" % (
+            r["run"], r["max_norm"], r["max_step"], r["best_val"], r["best_val_step"],
+            "—" if r["final_acc"] is None else "%.3f" % r["final_acc"]))
+    top = max(r["max_norm"] for r in runs)
+    learned = [r for r in runs if r["best_val"] < 0.9 * chance]
+    lines += ["", "Bounded mixing removes the explosion: the largest norm in %d run%s is %.3g. %s" % (
+        len(runs), "" if len(runs) == 1 else "s", top,
+        ("It learns nothing measurable either: every best validation loss is within 10%% of chance "
+         "(ln %d = %.3f; rule: below 0.9 of it counts as learning). The step stays a move towards the "
+         "token's element rather than a multiplication by it, a form with no evident exact solution "
+         "(\"Why this task\" above); bounded gradients do not change that." % (
+             classes, chance)) if not learned else
+        ("%d of %d runs learn (best validation loss below 0.9 of chance, ln %d = %.3f)." % (
+            len(learned), len(runs), classes, chance)))]
     return lines
 
 
@@ -577,6 +609,9 @@ def main():
     grad = gradient_section(relative_drive_gradients(a.results))
     if grad:
         lines += [""] + grad
+    bounded = bounded_section(relative_drive_gradients(a.results, SCREEN, "osm-rnn-relative-bounded"))
+    if bounded:
+        lines += [""] + bounded
     with open(a.out, "w") as f:
         f.write("\n".join(lines).rstrip() + "\n")
     print("wrote %s" % os.path.relpath(a.out, ROOT) if a.out.startswith(ROOT) else "wrote %s" % a.out)

@@ -81,6 +81,19 @@ class RelativeDriveGradients(unittest.TestCase):
             self.assertIn("1 of 2 runs pass a norm of 100, from step 20 to 20", text)
             self.assertIn("in 2 of 2 runs the final validation loss is above the best", text)
             self.assertEqual(doc.gradient_section([]), [])
+            self.assertIsNone(runs[0]["final_acc"])  # no val_acc logged
+
+    def test_bounded_mixing_section_says_whether_it_learns(self):
+        stable = {"run": "osm-rnn-relative-bounded-so14-lr=0.003-s1", "max_norm": 0.37, "max_step": 3100,
+                  "first_above_100": None, "best_val_step": 20000, "best_val": 4.749, "final_val": 4.749,
+                  "final_acc": 0.024}
+        text = "\n".join(doc.bounded_section([stable]))
+        self.assertIn("| osm-rnn-relative-bounded-so14-lr=0.003-s1 | 0.37 (3100) | 4.749 (20000) | 0.024 |", text)
+        self.assertIn("the largest norm in 1 run is 0.37", text)
+        self.assertIn("learns nothing measurable", text)
+        learned = dict(stable, best_val=0.2)
+        self.assertIn("1 of 2 runs learn", "\n".join(doc.bounded_section([stable, learned])))
+        self.assertEqual(doc.bounded_section([]), [])
 
 
 class LongTableSections(unittest.TestCase):
