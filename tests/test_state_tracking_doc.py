@@ -90,6 +90,9 @@ class RelativeDriveGradients(unittest.TestCase):
         text = "\n".join(doc.bounded_section([stable]))
         self.assertIn("| osm-rnn-relative-bounded-so14-lr=0.003-s1 | 0.37 (3100) | 4.749 (20000) | 0.024 |", text)
         self.assertIn("the largest norm in 1 run is 0.37", text)
+        self.assertIn("no best validation loss is below 0.9 of chance", text)
+        exploding = dict(stable, max_norm=3e4, first_above_100=200)
+        self.assertIn("1 of 1 runs still pass a norm of 100 (largest 3e+04)", "\n".join(doc.bounded_section([exploding])))
         self.assertIn("learns nothing measurable", text)
         learned = dict(stable, best_val=0.2)
         self.assertIn("1 of 2 runs learn", "\n".join(doc.bounded_section([stable, learned])))
@@ -103,6 +106,15 @@ class LongTableSections(unittest.TestCase):
         lines = doc.outcome({"groups": ["S3"], "rows": [r]})
         self.assertTrue(any("At length 1024 (16× the longest training word of length 64)" in l for l in lines))
         self.assertTrue(any("At length 4096 (64×" in l and "0.400" in l for l in lines))
+
+    def test_a_row_trained_on_longer_words_is_named_and_kept_out_of_the_claims(self):
+        base = row("osm-rnn-token-so14", 1.0, 1.0, 0.5)
+        long_row = dict(row("osm-rnn-token-so14-len128", 1.0, 1.0, 1.0), max_len=128)
+        tf = row("transformer-alibi", 0.2, 0.2, 0.17)
+        lines = doc.outcome({"groups": ["S3"], "rows": [base, long_row, tf]})
+        self.assertTrue(any("osm-rnn-token-so14-len128 (trained on ≤ 128) 1.000" in l for l in lines))
+        claim = next(l for l in lines if "Claim" in l)
+        self.assertIn("osm-rnn-token-so14 0.500 against", claim)  # not the len128 row, despite its 1.000
 
     def test_anchors_stand_beside_our_s5_rows_best_first(self):
         a = dict(row("lstm", 1, 1, 0.2), group="S5")
@@ -126,12 +138,14 @@ class LongTableSections(unittest.TestCase):
                 with open(os.path.join(d, doc.SCREEN, "lstm-lr=%g-s1" % lr, "result.json"), "w") as f:
                     json.dump({"best_val_loss": loss}, f)
             screen["rows"].append(dict(row("lstm lr=0.01", 1, 1, 0.5, n=0), lr=0.01))
+            screen["rows"].append(dict(row("lstm lr=0.03", 1, 1, 0.5, n=0), lr=0.03, diverged=1))
             long_summary = {"rows": [dict(row("lstm dataset=words:S5", 1, 1, 1), lr=0.003)]}
             lines = doc.screen_lines(d, screen, long_summary)
             self.assertIn("| lstm | 0.003 | 0.3900 | 1.000 | 0.500 | yes |", lines)
             self.assertIn("| lstm | 0.001 | 4.8000 | 1.000 | 0.500 |  |", lines)
             self.assertIn("| lstm | 0.01 | pending | | | |", lines)
-            self.assertIn("2 of 3 screen runs finished", "\n".join(lines))
+            self.assertIn("| lstm | 0.03 | diverged | | | |", lines)
+            self.assertIn("2 of 4 screen runs finished", "\n".join(lines))
             self.assertEqual(doc.screen_lines(d, None, None), [])
 
 
