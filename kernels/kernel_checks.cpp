@@ -134,6 +134,15 @@ std::vector<ag::EquivalenceCheck> kernel_reference_checks() {
                                                second_mixed ? x[4] : ag::Vard());
             }));
       }
+      if (mixed)  // one Gamma for both targets: the kernel's merged term (Term::P2)
+        c.push_back(equivalence(
+            "combined_update == reference" + std::string(" ") + g->name() + " (one shared Gamma)",
+            [=](Rng& rng) {
+              return std::vector<A>{g->sample<double>(rng, N), g->sample<double>(rng, N), g->sample<double>(rng, N),
+                                    rng.normal_array<double>(Shape{m, m}, 0.5)};
+            },
+            [g](const Vs& x) { return combined_update(*g, x[0], x[1], x[3], x[2], x[3]); },
+            [g](const Vs& x) { return combined_update_reference(*g, x[0], x[1], x[3], x[2], x[3]); }));
       {
         const int64_t V_tok = 6;
         const std::vector<int32_t> tok_ids = [&] {

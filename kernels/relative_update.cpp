@@ -25,16 +25,38 @@ namespace {
 constexpr int64_t kChunk = 16;
 
 // One term Gamma_k vee(H* P_k) of the tangent: its target, its Gamma (null: identity
-// mixing), Gamma^T for the forward, and where its gradients go (null: none).
+// mixing), Gamma^T for the forward, and where its gradients go (null: none). Two targets
+// that share one Gamma are one term with a second target P2: Gamma vee(H* P) + Gamma
+// vee(H* P2) = Gamma vee(H* (P + P2)) (vee and H* are linear), so the pair costs one
+// product and one mixing, not two (the OSMFormer's combined grounding with one shared
+// Gamma, docs/models.md §5.1).
 template <class T>
 struct Term {
   const T* P = nullptr;
+  const T* P2 = nullptr;
   const T* gamma = nullptr;
   const T* gammaT = nullptr;
   T* dP = nullptr;
+  T* dP2 = nullptr;
   T* dGamma = nullptr;
   bool assign_dP = false;
+  bool assign_dP2 = false;
+  // Token i's target P_i (+ P2_i), in sum (n*n) when there are two.
+  const T* target(int64_t i, int64_t nn, T* sum) const {
+    if (!P2) return P + i * nn;
+    for (int64_t j = 0; j < nn; ++j) sum[j] = P[i * nn + j] + P2[i * nn + j];
+    return sum;
+  }
 };
+
+// d = x (assign) or d += x, over n elements.
+template <class T>
+void store(T* d, bool assign, const T* x, int64_t n) {
+  if (assign)
+    std::copy(x, x + n, d);
+  else
+    for (int64_t j = 0; j < n; ++j) d[j] += x[j];
+}
 
 // What the forward keeps for the backward.
 template <class T>
@@ -85,10 +107,12 @@ void forward(const Group& g, int64_t N, const T* H, const std::vector<Term<T>>& 
   // One pass per chunk: coordinates u, then E = exp(hat(u)) and H' = H E per token.
   for_chunks(N, n, [&](int64_t i0, int64_t i1, int) {
     prof::Sub timed(prof::Family::SmallProducts);
-    std::vector<T> R(static_cast<size_t>(nn)), scratch(static_cast<size_t>(expm_forward_scratch(n)));
+    std::vector<T> R(static_cast<size_t>(nn)), sum(static_cast<size_t>(nn)),
+        scratch(static_cast<size_t>(expm_forward_scratch(n)));
     for (size_t k = 0; k < terms.size(); ++k)
       for (int64_t i = i0; i < i1; ++i) {
-        small_gemm_ld<T>(true, false, n, n, n, T(1), H + i * nn, n, terms[k].P + i * nn, n, T(0), R.data(), n);
+        const T* P = terms[k].target(i, nn, sum.data());
+        small_gemm_ld<T>(true, false, n, n, n, T(1), H + i * nn, n, P, n, T(0), R.data(), n);
         g.vee_kernel(R.data(), n, sv.r[k].data() + i * m);
       }
     if (mixed) {
@@ -129,11 +153,12 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* H, const 
   // Per term and thread: that thread's share of dGamma_k.
   std::vector<std::vector<std::vector<T>>> dgamma_t(K, std::vector<std::vector<T>>(static_cast<size_t>(threads)));
   bool any_dP = false;
-  for (const Term<T>& term : terms) any_dP = any_dP || term.dP;
+  for (const Term<T>& term : terms) any_dP = any_dP || term.dP || term.dP2;
   for_chunks(N, n, [&](int64_t i0, int64_t i1, int t) {
     prof::Sub timed(prof::Family::SmallProducts);
     const int64_t C = i1 - i0;
     std::vector<T> dEt(static_cast<size_t>(nn)), A(static_cast<size_t>(nn)), dAt(static_cast<size_t>(nn));
+    std::vector<T> sum(static_cast<size_t>(nn)), dP_i(static_cast<size_t>(nn));
     std::vector<T> scratch(static_cast<size_t>(expm_pullback_scratch(n)));
     std::vector<T> du(static_cast<size_t>(kChunk * m)), dr(static_cast<size_t>(kChunk * m));
     for (int64_t i = i0; i < i1; ++i) {
@@ -173,10 +198,17 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* H, const 
         g.hat_kernel(drows + (i - i0) * m, A.data(), n);  // dR_k / s
         // dH += s P_k (dR_k/s)^T = -s P_k (dR_k/s): algebra elements are skew (law "hat
         // lands in the skew matrices"), which spares the transpose of a B^T product.
-        if (dH) small_gemm_ld<T>(false, false, n, n, n, -s, term.P + i * nn, n, A.data(), n, T(1), dH + i * nn, n);
-        if (term.dP)
+        if (dH)
+          small_gemm_ld<T>(false, false, n, n, n, -s, term.target(i, nn, sum.data()), n, A.data(), n, T(1),
+                           dH + i * nn, n);
+        if (term.dP && !term.P2) {
           small_gemm_ld<T>(false, false, n, n, n, s, H + i * nn, n, A.data(), n, term.assign_dP ? T(0) : T(1),
                            term.dP + i * nn, n);
+        } else if (term.dP || term.dP2) {  // both targets get s H (dR/s), formed once
+          small_gemm_ld<T>(false, false, n, n, n, s, H + i * nn, n, A.data(), n, T(0), dP_i.data(), n);
+          if (term.dP) store(term.dP + i * nn, term.assign_dP, dP_i.data(), nn);
+          if (term.dP2) store(term.dP2 + i * nn, term.assign_dP2, dP_i.data(), nn);
+        }
       }
     }
   });
@@ -209,34 +241,44 @@ template <class T>
 ag::Var<T> update_op(const Group& g, const ag::Var<T>& H, const std::vector<std::pair<ag::Var<T>, ag::Var<T>>>& pairs) {
   const int64_t N = H.shape()[0];
   prof::Scope timed(prof::Family::SmallProducts);
+  // Two targets with one Gamma (the same Var, or none) are one term (Term::P2).
+  const bool merged = pairs.size() == 2 && (pairs[0].second.defined() ? pairs[0].second.same(pairs[1].second)
+                                                                      : !pairs[1].second.defined());
+  const size_t K = merged ? 1 : pairs.size();
   std::vector<Array<T>> gammaT;
-  std::vector<Term<T>> terms(pairs.size());
-  for (size_t k = 0; k < pairs.size(); ++k) gammaT.push_back(gamma_transposed(pairs[k].second));
-  for (size_t k = 0; k < pairs.size(); ++k) {
+  std::vector<Term<T>> terms(K);
+  for (size_t k = 0; k < K; ++k) gammaT.push_back(gamma_transposed(pairs[k].second));
+  for (size_t k = 0; k < K; ++k) {
     terms[k].P = pairs[k].first.value().data();
     terms[k].gammaT = pairs[k].second.defined() ? gammaT[k].data() : nullptr;
   }
+  if (merged) terms[0].P2 = pairs[1].first.value().data();
   auto sv = std::make_shared<Saved<T>>();
   Array<T> out = Array<T>::uninitialized(H.shape());  // every matrix written by forward (H E)
   forward(g, N, H.value().data(), terms, out.data(), *sv);
   const ag::Var<T> P0 = pairs[0].first, G0 = pairs[0].second;
   const ag::Var<T> P1 = pairs.size() > 1 ? pairs[1].first : ag::Var<T>();
   const ag::Var<T> G1 = pairs.size() > 1 ? pairs[1].second : ag::Var<T>();
-  return ag::record_op<T>(std::move(out), {&H, &P0, &G0, &P1, &G1}, [&g, H, pairs, sv](const Array<T>& G) {
+  return ag::record_op<T>(std::move(out), {&H, &P0, &G0, &P1, &G1}, [&g, H, pairs, merged, K, sv](const Array<T>& G) {
     prof::Scope timed_b(prof::Family::SmallProducts);
     // A gradient that has not flowed in yet is written, not zeroed and added to
     // (ag::grads_for_write; inputs that are one Var add into zeros).
     std::vector<const ag::Var<T>*> written = {&H};
     for (const auto& pr : pairs) written.push_back(&pr.first);
     const std::vector<ag::GradOut<T>> d = ag::grads_for_write(written);
-    std::vector<Term<T>> terms_b(pairs.size());
-    for (size_t k = 0; k < pairs.size(); ++k) {
+    std::vector<Term<T>> terms_b(K);
+    for (size_t k = 0; k < K; ++k) {
       const ag::Var<T>& Gamma = pairs[k].second;
       terms_b[k].P = pairs[k].first.value().data();
       terms_b[k].gamma = Gamma.defined() ? Gamma.value().data() : nullptr;
       terms_b[k].dGamma = Gamma.defined() && Gamma.requires_grad() ? Gamma.node()->grad_ref().data() : nullptr;
       terms_b[k].dP = d[k + 1].p;
       terms_b[k].assign_dP = d[k + 1].fresh;
+    }
+    if (merged) {
+      terms_b[0].P2 = pairs[1].first.value().data();
+      terms_b[0].dP2 = d[2].p;
+      terms_b[0].assign_dP2 = d[2].fresh;
     }
     backward(g, *sv, G.data(), H.value().data(), terms_b, d[0].p, d[0].fresh);
   });
@@ -353,9 +395,27 @@ std::vector<ag::OpCheck> combined_update_op_checks() {
       }
     }
   }
-  // The second target the same Var as the first, and as H: their contributions add.
+  // One Gamma for both targets (the merged term, Term::P2), alone and as a Var that is
+  // also a target's: every contribution adds.
   std::shared_ptr<const Group> g = make_group("SO(4)");
   const int64_t n = g->n(), m = g->dim(), N = 19;
+  c.push_back({"group SO(4) combined_update with one shared Gamma", [=](Rng& rng) {
+                 std::vector<Array<double>> in = {g->sample<double>(rng, N), rng.normal_array<double>(Shape{N, n, n}),
+                                                  rng.normal_array<double>(Shape{N, n, n}),
+                                                  rng.normal_array<double>(Shape{m, m}, 0.5)};
+                 return ag::check_vjp(
+                     "combined_update shared Gamma",
+                     [g](const std::vector<ag::Vard>& x) { return combined_update(*g, x[0], x[1], x[3], x[2], x[3]); },
+                     in, rng);
+               }});
+  c.push_back({"group SO(4) combined_update with one shared Gamma and P1 = P2 = H", [=](Rng& rng) {
+                 std::vector<Array<double>> in = {g->sample<double>(rng, N), rng.normal_array<double>(Shape{m, m}, 0.5)};
+                 return ag::check_vjp(
+                     "combined_update shared Gamma, H = P1 = P2",
+                     [g](const std::vector<ag::Vard>& x) { return combined_update(*g, x[0], x[0], x[1], x[0], x[1]); },
+                     in, rng);
+               }});
+  // The second target the same Var as the first, and as H: their contributions add.
   c.push_back({"group SO(4) combined_update with H, P1 and P2 one Var", [=](Rng& rng) {
                  std::vector<Array<double>> in = {g->sample<double>(rng, N), rng.normal_array<double>(Shape{m, m}, 0.5),
                                                   rng.normal_array<double>(Shape{m, m}, 0.5)};
