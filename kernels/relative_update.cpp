@@ -49,7 +49,8 @@ struct Term {
   }
 };
 
-// d = x (assign) or d += x, over n elements.
+// d = x (assign) or d += x, over n elements. Called per token inside the kernel's own
+// parallel loop: ag::store_grad would open a (serialised) OpenMP region per call.
 template <class T>
 void store(T* d, bool assign, const T* x, int64_t n) {
   if (assign)
