@@ -328,10 +328,11 @@ ag::Var<T> osm_scan(const Group& g, const ag::Var<T>& H0, const ag::Var<T>& tabl
   // Rows of r and u: one per step, or with the token drive one per used table row.
   int64_t rows = B * T_;
   if (drive == ScanDrive::Token) {
+    std::vector<bool> seen(static_cast<size_t>(V), false);
+    for (int32_t id : ids) seen[static_cast<size_t>(id)] = true;
     sv->slot.assign(static_cast<size_t>(V), -1);
-    for (int32_t id : ids) sv->slot[static_cast<size_t>(id)] = 0;
     for (int64_t v = 0; v < V; ++v)
-      if (sv->slot[static_cast<size_t>(v)] == 0) {
+      if (seen[static_cast<size_t>(v)]) {
         sv->slot[static_cast<size_t>(v)] = static_cast<int32_t>(sv->used.size());
         sv->used.push_back(static_cast<int32_t>(v));
       }
