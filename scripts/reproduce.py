@@ -805,7 +805,7 @@ def run_long_table(a, manifest, t, results_root, mode="train", jobs=None):
             break  # what waits for these runs is emitted after they are collected
     for what, why in waiting:
         print("[%s] %s: %s" % (t, what, why), flush=True)
-    if mode == "emit":
+    if mode == "emit" or a.dry_run:  # a dry run writes nothing
         return failed
     os.makedirs(results_root, exist_ok=True)
     written = long_tables.summarize(t, manifest[t], runs, waiting, chosen, PAPER, results_root, max_grad_norm)
@@ -819,7 +819,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("tables", nargs="*")
     ap.add_argument("--list", action="store_true")
-    ap.add_argument("--dry-run", action="store_true")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="print the commands of the runs that would train and what waits; write nothing")
     ap.add_argument("--summarize-only", action="store_true")
     ap.add_argument("--commit", action="store_true", help="git-commit each finished run's result files")
     ap.add_argument("--emit-jobs", metavar="FILE",
@@ -896,7 +897,7 @@ def main():
                     print("[%s] %s: %s" % (t, run["id"], waiting[run["id"]]), flush=True)
                     continue
                 failed += train(a.binary, t, manifest[t], run, a.dry_run, a.commit, manifest, mode, jobs) == "failed"
-        if mode == "emit":
+        if mode == "emit" or a.dry_run:  # a dry run writes nothing
             continue
         os.makedirs(RESULTS, exist_ok=True)
         # The summary states the budget the runs had, --set overrides included.
@@ -920,6 +921,8 @@ def main():
               "`parallel -j N < %s`), then `scripts/reproduce.sh --collect TABLE...`; runs that wait for others "
               "(listed above) are emitted by a later --emit-jobs" % (len(jobs), a.emit_jobs, a.emit_jobs))
         return 1 if failed else 0  # a run refused (above) has no line
+    if a.dry_run:
+        return 1 if failed else 0
     if RESULTS == os.path.join(ROOT, "results"):  # docs/results.md reads only the committed results
         subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "results_doc.py")], check=True)
         if a.commit and not a.dry_run:

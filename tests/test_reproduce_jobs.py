@@ -46,6 +46,16 @@ class Sandbox(unittest.TestCase):
             return f.read().splitlines()
 
 
+class DryRun(Sandbox):
+    def test_a_dry_run_prints_the_commands_and_writes_nothing(self):
+        done = self.reproduce("--dry-run")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("lstm-dataset=words-Z2-s1", done.stdout)
+        self.assertIn("liegrad train", done.stdout.replace(TOOL, "liegrad"))
+        self.assertFalse(os.path.exists(self.runs))
+        self.assertFalse(os.path.exists(self.results))  # no table, no page
+
+
 class EmitAndCollect(Sandbox):
     def test_emit_run_one_collect_emit_again(self):
         lines = self.emit()

@@ -148,6 +148,20 @@ class LongTableSections(unittest.TestCase):
             self.assertIn("2 of 4 screen runs finished", "\n".join(lines))
             self.assertEqual(doc.screen_lines(d, None, None), [])
 
+    def test_the_wide_screen_reads_its_own_table(self):
+        import json
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            r = dict(row("lstm-h128 lr=0.003", 1, 1, 0.9, n=1), lr=0.003, seeds=[1])
+            os.makedirs(os.path.join(d, doc.WIDE, "lstm-h128-lr=0.003-s1"))
+            with open(os.path.join(d, doc.WIDE, "lstm-h128-lr=0.003-s1", "result.json"), "w") as f:
+                json.dump({"best_val_loss": 0.41}, f)
+            long_summary = {"rows": [dict(row("lstm-h128 dataset=words:S5", 1, 1, 1), lr=0.003)]}
+            lines = doc.screen_lines(d, {"rows": [r]}, long_summary, doc.WIDE, doc.WIDE_INTRO)
+            self.assertEqual(lines[0], "### Wider models")
+            self.assertIn("| lstm-h128 | 0.003 | 0.4100 | 1.000 | 0.900 | yes |", lines)
+            self.assertIn("1 of 1 screen runs finished", "\n".join(lines))
+
 
 if __name__ == "__main__":
     unittest.main()
