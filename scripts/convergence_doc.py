@@ -3,7 +3,12 @@
 paper's claims judged by the best-validation checkpoints, the paper's numbers beside
 ours, how the verdicts moved from the 2,000-step tables, and the tables with their
 plots. Tables without finished runs say "not yet run". Standard library only."""
+import json
+import os
+
 import noise
+
+RESULTS_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results")
 
 SCREEN = "long_dropout_screen"
 LONG = ["ts100k_long", "ptb100k_long", "recurrent_long", "ts_reading_long", "ptb_reading_long"]
@@ -221,17 +226,65 @@ def claim_osmformer(tables):
     return verdict(parts), ev
 
 
-def claim_osmformer_reading(tables):
+def val_curve(path):
+    """{step: validation BPC} from a run's metrics.jsonl ({} when it is missing)."""
+    out = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if line:
+                    rec = json.loads(line)
+                    if "val_bpc" in rec:
+                        out[int(rec["step"])] = rec["val_bpc"]
+    return out
+
+
+def reading_progress(results_root, table, base, label, every=2500):
+    """A line per parked (unfinished) run of TABLE (results/parked/TABLE/RUN, the state a
+    session left it in): its validation BPC at equal steps against the mean of the base
+    table's osmformer-linear seeds (the relative reading at ~100K), every EVERY steps and
+    at its last evaluation. [] when no run of TABLE is parked."""
+    parked = os.path.join(results_root, "parked", table)
+    if not os.path.isdir(parked):
+        return []
+    bases = [val_curve(os.path.join(results_root, base, d, "metrics.jsonl"))
+             for d in sorted(os.listdir(os.path.join(results_root, base)))
+             if d.startswith("osmformer-linear-s")] if os.path.isdir(os.path.join(results_root, base)) else []
+    bases = [b for b in bases if b]
+    out = []
+    for run in sorted(os.listdir(parked)):
+        mine = val_curve(os.path.join(parked, run, "metrics.jsonl"))
+        common = sorted(k for k in mine if bases and all(k in b for b in bases))
+        if not common:
+            continue
+        shown = [k for k in common if k % every == 0]
+        if common[-1] not in shown:
+            shown.append(common[-1])
+        pairs = []
+        for k in shown:
+            ref = sum(b[k] for b in bases) / len(bases)
+            pairs.append("%s: %.3f against %.3f (%+.3f)" % ("{:,}".format(k), mine[k], ref, mine[k] - ref))
+        out.append("%s, in progress: %s is parked, last evaluated at step %s (results/parked/%s/%s); validation BPC at equal steps "
+                   "against the relative reading (%s osmformer-linear, mean of its %d seeds): %s." % (
+                       label, run, "{:,}".format(max(mine)), table, run, base, len(bases), "; ".join(pairs)))
+    return out
+
+
+def claim_osmformer_reading(tables, results_root=RESULTS_ROOT):
     """Claim 1 again with the best reading at <= 91K parameters (osmformer_fidelity's
     ranking: combined grounding, SO(15), 7 layers, one shared Gamma per layer) against the ~100K tables' transformer
     family, which is not run again. Besides the verdict each dataset states the target of
     issue 32: best validation BPC at or below the paper's and below our transformer's."""
-    ev, parts, complete = [], [], True
+    ev, parts, complete, running = [], [], True, False
     for table, base, label, paper_val in READING:
         o = model_row(tables.get(table), READING_MODEL)
         tr, t_final = family_row(tables.get(base), "transformer")
         if not (o and tr):
             ev.append(partial_evidence(label, (("OSMFormer", o), ("transformer", tr))))
+            progress = reading_progress(results_root, table, base, label)
+            ev += progress
+            running = running or bool(progress)
             complete = False
             continue
         final = t_final and o["n"] >= 3 and not o.get("pending")
@@ -246,8 +299,12 @@ def claim_osmformer_reading(tables):
                       label, o["model"], describe(o), "{:,}".format(o["parameters"]) if o.get("parameters") else "?",
                       describe(tr), txt, txtv, val, val - paper_val, paper_val, dv, tr["best_val_bpc_mean"],
                       "" if final else " Provisional: seeds still pending."))
+        if not final:
+            ev += reading_progress(results_root, table, base, label)
     if parts and not complete:
         return "pending (partial evidence below; no verdict until both datasets' 3 seeds are in)", ev
+    if not parts and running:
+        return "in progress (no seed has finished; the runs so far below)", ev
     return verdict(parts), ev
 
 

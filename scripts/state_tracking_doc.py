@@ -603,6 +603,99 @@ def screen_lines(results_dir, screen, long_summary, table=SCREEN, intro=SCREEN_I
     return lines + [""]
 
 
+def run_diagnoses(results_dir, table):
+    """{row name (run id without its seed): [(test list, diagnosis), one per finished seed]}
+    for the runs of TABLE whose result.json has a transition diagnosis (OSM-RNN rows)."""
+    out = {}
+    root = os.path.join(results_dir, table)
+    if not os.path.isdir(root):
+        return out
+    for run_id in sorted(os.listdir(root)):
+        path = os.path.join(root, run_id, "result.json")
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            result = json.load(f)
+        diag = result.get("diagnosis")
+        if diag:
+            out.setdefault(run_id[: run_id.rfind("-s")], []).append((result.get("test", []), diag))
+    return out
+
+
+def reading(short_acc, long_acc, exact_dims, drift_short, drift_long, state_independent):
+    """Which part of the diagnosis stops a row (or that it holds), by the rule stated under
+    the diagnosis table."""
+    if not state_independent:
+        return ("state-dependent step: no transitions to test; " +
+                ("holds" if long_acc >= 0.99 else "fits short words only" if short_acc >= 0.99
+                 else "does not fit"))
+    if short_acc < 0.99:
+        return ("does not fit: the transitions hold no representation of G (no exact subspace)"
+                if exact_dims == 0 else "does not fit, though %d directions are exact: the readout" % exact_dims)
+    if exact_dims == 0:
+        return "fits short words with no exact subspace: the transitions stop it"
+    if long_acc >= 0.99:
+        return "holds: exact on %d directions, the state within %.2f of its prototype on U" % (exact_dims, drift_long)
+    return ("drift on the exact subspace (%.2f at the shortest length, %.2f at the longest) stops it" % (
+        drift_short, drift_long) if drift_long > 2 * max(drift_short, 1e-9)
+        else "the readout stops it: the state stays on U's prototype (%.2f) but is misread" % drift_long)
+
+
+def diagnosis_lines(results_dir, table, heading):
+    """Per OSM-RNN row of TABLE (means over its finished seeds): the exact subspace's size
+    and RMS defect, the other directions' RMS defect, the distance on the exact subspace
+    at the shortest and longest test length, test accuracy there, and which part of the
+    diagnosis stops the row."""
+    rows = run_diagnoses(results_dir, table)
+    if not rows:
+        return []
+    lines = [heading, "",
+             "From the `diagnosis` of each finished run of `%s` (train/word_diagnosis.hpp; means over the "
+             "finished seeds). Rule for the last column: a row that does not reach 0.99 test accuracy per "
+             "position at the shortest length is stopped by its transitions when no direction is exact, else "
+             "by its readout; one that fits short words but not the longest is stopped by drift when its "
+             "distance on the exact subspace at the longest length is more than twice that at the shortest, "
+             "else by its readout. A per-step RMS defect ε on U compounds to about ε·√L over L steps when the "
+             "errors are independent, ε·L when they align." % table, "",
+             "| row | seeds | exact dims | RMS defect on U | other directions | distance on U, shortest / longest "
+             "| acc shortest / longest | ε·√L at the longest | what stops it |",
+             "| --- | ---: | ---: | ---: | ---: | --- | --- | ---: | --- |"]
+    for name, seeds in rows.items():
+        tests = [t for t, _ in seeds]
+        diags = [d for _, d in seeds]
+        lengths = sorted({e["length"] for e in tests[0]})
+        if not lengths:
+            continue
+        short, long_ = lengths[0], lengths[-1]
+
+        def mean_acc(L):
+            vals = [e["position_acc"] for t in tests for e in t if e["length"] == L]
+            return sum(vals) / len(vals)
+
+        def mean_of(key):
+            vals = [d.get(key) for d in diags if d.get(key) is not None]
+            return sum(vals) / len(vals) if vals else None
+
+        def drift_at(L):
+            vals = [x["on_exact_subspace"] for d in diags for x in d.get("drift", [])
+                    if x["length"] == L and x.get("on_exact_subspace", -1) >= 0]
+            return sum(vals) / len(vals) if vals else None
+
+        independent = all(d.get("state_independent") for d in diags)
+        dims = mean_of("exact_dims") if independent else None
+        eps, rest = mean_of("exact_rms_defect"), mean_of("rest_rms_defect")
+        d_short, d_long = drift_at(short), drift_at(long_)
+        a_short, a_long = mean_acc(short), mean_acc(long_)
+        dims_int = int(round(dims)) if dims is not None else 0
+        lines.append("| %s | %d | %s | %s | %s | %s | %.3f / %.3f | %s | %s |" % (
+            name, len(seeds), "—" if dims is None else "%g" % dims,
+            "—" if not dims_int or eps is None else "%.4f" % eps, "—" if rest is None else "%.3f" % rest,
+            "—" if d_short is None or d_long is None else "%.3f / %.3f" % (d_short, d_long),
+            a_short, a_long, "—" if not dims_int or eps is None else "%.2f" % (eps * math.sqrt(long_)),
+            reading(a_short, a_long, dims_int, d_short or 0, d_long or 0, independent)))
+    return lines + [""]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--results", default=os.path.join(ROOT, "results"))
@@ -622,6 +715,8 @@ def main():
         lines += anchor_lines(long_summary)
     lines += screen_lines(a.results, load_summary(a.results, SCREEN), long_summary)
     lines += screen_lines(a.results, load_summary(a.results, WIDE), long_summary, WIDE, WIDE_INTRO)
+    lines += diagnosis_lines(a.results, LONG, "### What stops each OSM-RNN row: state_tracking_long")
+    lines += diagnosis_lines(a.results, SCREEN, "### What stops each OSM-RNN row: the screen (S5)")
     summary = load_summary(a.results, TABLE)
     lines += ["### The 2,000-step table (where issue 33 started)", ""]
     if summary is None:

@@ -181,6 +181,39 @@ class Claims(unittest.TestCase):
         del tables["identity_readings"]
         self.assertFalse([e for e in results_doc.claim_linear_vs_identity(tables)[1] if e.startswith("Again")])
 
+    def test_a_parked_reading_run_is_compared_at_equal_steps(self):
+        import json
+        import tempfile
+
+        def metrics(path, vals):
+            os.makedirs(path)
+            with open(os.path.join(path, "metrics.jsonl"), "w") as f:
+                for step, v in vals:
+                    f.write(json.dumps({"step": step, "bpc": 9.9}) + "\n")  # a training line: ignored
+                    f.write(json.dumps({"step": step, "val_bpc": v}) + "\n")
+
+        with tempfile.TemporaryDirectory() as d:
+            self.assertEqual(convergence_doc.reading_progress(d, "ts_reading_long", "ts100k_long", "TS"), [])
+            metrics(os.path.join(d, "ts100k_long", "osmformer-linear-s1"), [(2500, 2.5), (5000, 2.4), (7500, 2.3)])
+            metrics(os.path.join(d, "ts100k_long", "osmformer-linear-s2"), [(2500, 2.7), (5000, 2.6), (7500, 2.5)])
+            metrics(os.path.join(d, "ts100k_long", "transformer-s1"), [(2500, 0.0)])  # not the reading's base
+            metrics(os.path.join(d, "parked", "ts_reading_long", "osmformer-91k-combined-s1"),
+                    [(2500, 2.65), (4000, 2.55), (5500, 2.45)])
+            lines = convergence_doc.reading_progress(d, "ts_reading_long", "ts100k_long", "TS")
+            self.assertEqual(len(lines), 1)
+            self.assertIn("TS, in progress: osmformer-91k-combined-s1 is parked, last evaluated at step 5,500", lines[0])
+            self.assertIn("mean of its 2 seeds", lines[0])
+            # Steps both sides evaluated: 2,500 (a multiple of 2,500) and the last common one, 2,500 too.
+            self.assertIn("2,500: 2.650 against 2.600 (+0.050).", lines[0])
+            self.assertNotIn("4,000", lines[0])
+            base = {"rows": [{"model": "transformer", "family": "transformer", "n": 3, "lr": 0.01, "dropout": 0,
+                              "best_step": [100] * 3, "best_val_bpc_mean": 2.2, "best_val_bpc_std": 0.01,
+                              "test_bpc_at_best_mean": 2.5, "test_bpc_at_best_std": 0.01, "seeds": [1, 2, 3]}],
+                    "chosen": {"transformer": "transformer"}}
+            v, ev = convergence_doc.claim_osmformer_reading({"ts100k_long": base, "ptb100k_long": base}, d)
+            self.assertEqual(v, "in progress (no seed has finished; the runs so far below)")
+            self.assertIn(lines[0].replace("TS,", "Tiny Shakespeare,"), ev)
+
     def test_claim_1_again_with_the_best_reading_waits_for_three_seeds(self):
         def long_row(model, family, n, val, test):
             return {"model": model, "family": family, "n": n, "lr": 0.01, "dropout": 0, "best_step": [100] * n,
@@ -189,11 +222,12 @@ class Claims(unittest.TestCase):
         base = {"rows": [long_row("transformer", "transformer", 3, 2.244, 2.548)], "chosen": {"transformer": "transformer"}}
         reading = lambda n: {"rows": [long_row("osmformer-91k-combined", "osmformer", n, 2.30, 2.60)]}
         tables = {"ts100k_long": base, "ptb100k_long": base, "ts_reading_long": reading(1), "ptb_reading_long": reading(3)}
-        v, ev = convergence_doc.claim_osmformer_reading(tables)
+        nowhere = os.path.join(os.path.dirname(os.path.abspath(__file__)), "no-such-results")
+        v, ev = convergence_doc.claim_osmformer_reading(tables, nowhere)
         self.assertTrue(v.startswith("pending"))
         self.assertIn("Provisional: seeds still pending.", ev[0])
         tables["ts_reading_long"] = reading(3)
-        v, ev = convergence_doc.claim_osmformer_reading(tables)
+        v, ev = convergence_doc.claim_osmformer_reading(tables, nowhere)
         self.assertEqual(v, "does not hold (both differences beyond noise)")
         self.assertIn("Target: best validation 2.300, +0.046 against the paper's 2.254 and +0.056 against our "
                       "transformer's 2.244.", ev[0])

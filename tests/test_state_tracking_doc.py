@@ -148,6 +148,44 @@ class LongTableSections(unittest.TestCase):
             self.assertIn("2 of 4 screen runs finished", "\n".join(lines))
             self.assertEqual(doc.screen_lines(d, None, None), [])
 
+    def test_the_diagnosis_names_what_stops_each_row(self):
+        import json
+        import tempfile
+
+        def write(d, run_id, accs, diag):
+            os.makedirs(os.path.join(d, doc.SCREEN, run_id))
+            test = [{"length": L, "position_acc": a} for L, a in zip((64, 4096), accs)]
+            with open(os.path.join(d, doc.SCREEN, run_id, "result.json"), "w") as f:
+                json.dump({"test": test, "diagnosis": diag}, f)
+
+        def drift(short, long_):
+            return [{"length": 64, "on_exact_subspace": short}, {"length": 4096, "on_exact_subspace": long_}]
+
+        with tempfile.TemporaryDirectory() as d:
+            base = {"state_independent": True, "rest_rms_defect": 1.39}
+            write(d, "held-s1", (1.0, 1.0), dict(base, exact_dims=6, exact_rms_defect=0.004, drift=drift(0.08, 0.4)))
+            write(d, "held-s2", (1.0, 0.99), dict(base, exact_dims=6, exact_rms_defect=0.006, drift=drift(0.1, 0.6)))
+            write(d, "nothing-s1", (0.02, 0.01), dict(base, exact_dims=0, exact_rms_defect=0.0, drift=drift(-1, -1)))
+            write(d, "relative-s1", (0.02, 0.01), {"state_independent": False, "drift": []})
+            os.makedirs(os.path.join(d, doc.SCREEN, "lstm-s1"))  # no diagnosis: not a row here
+            with open(os.path.join(d, doc.SCREEN, "lstm-s1", "result.json"), "w") as f:
+                json.dump({"test": [], "diagnosis": None}, f)
+            lines = doc.diagnosis_lines(d, doc.SCREEN, "### heading")
+            text = "\n".join(lines)
+            # Means over the two seeds: defect 0.005, distances 0.09 / 0.5, accuracy 1.0 / 0.995.
+            self.assertIn("| held | 2 | 6 | 0.0050 | 1.390 | 0.090 / 0.500 | 1.000 / 0.995 | 0.32 | holds: exact on 6 "
+                          "directions, the state within 0.50 of its prototype on U |", lines)
+            self.assertIn("| nothing | 1 | 0 | — | 1.390 | — | 0.020 / 0.010 | — | does not fit: the transitions hold "
+                          "no representation of G (no exact subspace) |", lines)
+            self.assertIn("| relative | 1 | — | — | — | — | 0.020 / 0.010 | — | state-dependent step", text)
+            self.assertNotIn("lstm", text)
+            self.assertEqual(doc.diagnosis_lines(d, "no_such_table", "### x"), [])
+        self.assertIn("drift on the exact subspace (0.10 at the shortest length, 0.90 at the longest)",
+                      doc.reading(1.0, 0.5, 6, 0.1, 0.9, True))
+        self.assertIn("the readout stops it", doc.reading(1.0, 0.5, 6, 0.1, 0.15, True))
+        self.assertIn("fits short words with no exact subspace", doc.reading(1.0, 0.5, 0, 0, 0, True))
+        self.assertIn("does not fit, though 4 directions are exact: the readout", doc.reading(0.5, 0.1, 4, 0, 0, True))
+
     def test_the_wide_screen_reads_its_own_table(self):
         import json
         import tempfile
