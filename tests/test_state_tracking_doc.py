@@ -186,6 +186,22 @@ class LongTableSections(unittest.TestCase):
         self.assertIn("fits short words with no exact subspace", doc.reading(1.0, 0.5, 0, 0, 0, True))
         self.assertIn("does not fit, though 4 directions are exact: the readout", doc.reading(0.5, 0.1, 4, 0, 0, True))
 
+    def test_the_screen_names_its_choice_before_the_long_table_runs(self):
+        import json
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            rows = []
+            for name, lr, loss in (("tf", 0.001, 4.75), ("tf", 0.003, 4.70), ("osm", 0.001, 4.8), ("osm", 0.003, 0.39)):
+                rows.append(dict(row("%s lr=%g" % (name, lr), 1, 1, 0.5, n=1), lr=lr, seeds=[1], classes=120))
+                os.makedirs(os.path.join(d, doc.SCREEN, "%s-lr=%g-s1" % (name, lr)))
+                with open(os.path.join(d, doc.SCREEN, "%s-lr=%g-s1" % (name, lr), "result.json"), "w") as f:
+                    json.dump({"best_val_loss": loss}, f)
+            lines = doc.screen_lines(d, {"rows": rows}, None)
+            self.assertIn("| tf | 0.003 | 4.7000 | 1.000 | 0.500 | chosen (every rate near chance: the choice is "
+                          "noise) |", lines)
+            self.assertIn("| tf | 0.001 | 4.7500 | 1.000 | 0.500 |  |", lines)
+            self.assertIn("| osm | 0.003 | 0.3900 | 1.000 | 0.500 | chosen |", lines)
+
     def test_the_wide_screen_reads_its_own_table(self):
         import json
         import tempfile
