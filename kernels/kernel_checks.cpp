@@ -181,6 +181,24 @@ std::vector<ag::EquivalenceCheck> kernel_reference_checks() {
               return osm_scan_reference(*g, x[0], x[1], ids, B, T_, mixed ? x[2] : ag::Vard(), drive, renorm);
             }));
       }
+      {  // The token drive's per-row path with renormalisation, and a table row no id uses
+         // (its gradient row stays zero).
+        const std::vector<int32_t> ids = [&] {
+          Rng r(11);
+          return random_ids(r, B * T_, V - 1);
+        }();
+        c.push_back(equivalence(
+            "osm_scan token renormalize 3, a row unused == reference" + tag,
+            [=](Rng& rng) {
+              std::vector<A> in = {g->sample<double>(rng, B), g->sample<double>(rng, V)};
+              if (mixed) in.push_back(rng.normal_array<double>(Shape{m, m}, 0.5));
+              return in;
+            },
+            [=](const Vs& x) { return osm_scan(*g, x[0], x[1], ids, B, T_, mixed ? x[2] : ag::Vard(), ScanDrive::Token, 3); },
+            [=](const Vs& x) {
+              return osm_scan_reference(*g, x[0], x[1], ids, B, T_, mixed ? x[2] : ag::Vard(), ScanDrive::Token, 3);
+            }));
+      }
       (void)n;
     }
   }

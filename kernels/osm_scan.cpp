@@ -35,6 +35,11 @@ struct Saved {
   std::vector<int64_t> offset;          // (B*T) into the lane's cache
   std::vector<GrowBuffer<T>> cache;     // (B) forward products of the lane's exponentials
   const T* coords() const { return u.empty() ? r.data() : u.data(); }
+  // The token drive's transitions depend on the token only, so they are computed once per
+  // table row the batch uses (its "slots"), not once per step (forward_token):
+  std::vector<int32_t> used;            // (U) the table rows the ids use, ascending
+  std::vector<int32_t> slot;            // (V) each row's index in `used`, -1 when unused
+  std::vector<Buffer<T>> slot_cache;    // (U) forward products of each slot's exponential
 };
 
 bool needs_relative(ScanDrive d) { return d != ScanDrive::Token; }
@@ -97,6 +102,126 @@ void forward(const Group& g, Saved<T>& sv, const T* table, const T* gammaT, T* o
         small_gemm_ld<T>(false, false, n, n, n, T(1), H, n, E, n, T(0), Hn, n);
         if (sv.renorm > 0 && (t + 1) % sv.renorm == 0) renormalize_one(g, Hn, tmp.data());
       }
+    }
+  }
+}
+
+// The token drive, whose step E_t = exp(hat(Gamma vee(M_t))) depends on the token only:
+// one exponential per table row the batch uses (U of them, U <= V; the scan above takes
+// B*T), then the lanes' products. sv.r, sv.u, sv.E, sv.plans hold one row per slot.
+template <class T>
+void forward_token(const Group& g, Saved<T>& sv, const T* table, const T* gammaT, T* out) {
+  const int64_t B = sv.B, T_ = sv.T_, n = sv.n, nn = n * n, m = sv.m;
+  const int64_t U = static_cast<int64_t>(sv.used.size());
+  for (int64_t k = 0; k < U; ++k)
+    g.vee_kernel(table + static_cast<int64_t>(sv.used[static_cast<size_t>(k)]) * nn, n, sv.r.data() + k * m);
+  if (gammaT) {  // u rows = r rows Gamma^T
+    prof::Sub mixing(prof::Family::Tangent);
+    small_gemm_ld<T>(false, false, U, m, m, T(1), sv.r.data(), m, gammaT, m, T(0), sv.u.data(), m);
+  }
+  sv.slot_cache.resize(static_cast<size_t>(U));
+  parallel_for(U, grain_for_flops(20 * n * n * n), [&](int64_t k) {
+    std::vector<T> A(static_cast<size_t>(nn)), scratch(static_cast<size_t>(expm_forward_scratch(n)));
+    g.hat_kernel(sv.coords() + k * m, A.data(), n);
+    prof::Sub exp_time(prof::Family::ExpForward);
+    prof::count(prof::Counter::Exponentials, 1);
+    const ExpmPlan plan = expm_plan(n, A.data(), scratch.data(), ExponentKind::Skew);
+    prof::count(prof::Counter::ExpForwardProducts, plan.products());
+    sv.plans[static_cast<size_t>(k)] = plan;
+    sv.slot_cache[static_cast<size_t>(k)] = Buffer<T>(expm_cache_size(plan, n));
+    expm_one_forward(n, A.data(), plan, sv.E.data() + k * nn, scratch.data(), sv.slot_cache[static_cast<size_t>(k)].data());
+  });
+  const int nt = scan_threads(B, T_, n);
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+    int64_t lo, hi;
+    lanes_of(B, omp_get_thread_num(), omp_get_num_threads(), lo, hi);
+    prof::Sub timed(prof::Family::SmallProducts);
+    std::vector<T> tmp(static_cast<size_t>(2 * nn));
+    for (int64_t b = lo; b < hi; ++b)
+      for (int64_t t = 0; t < T_; ++t) {
+        const int64_t bt = b * T_ + t;
+        const T* H = t == 0 ? sv.H0.data() + b * nn : out + (bt - 1) * nn;
+        const T* E = sv.E.data() + static_cast<int64_t>(sv.slot[static_cast<size_t>(sv.ids[static_cast<size_t>(bt)])]) * nn;
+        T* Hn = out + bt * nn;
+        small_gemm_ld<T>(false, false, n, n, n, T(1), H, n, E, n, T(0), Hn, n);
+        if (sv.renorm > 0 && (t + 1) % sv.renorm == 0) renormalize_one(g, Hn, tmp.data());
+      }
+  }
+}
+
+// Backward of forward_token: the state adjoint through time per lane, dE_k^T summed over
+// the steps that used slot k (per thread, then added), then one exponential pullback
+// per slot. The same result as the per-step scan's backward up to float rounding
+// (the pullback is linear in dE). dH0, dtable, dGamma accumulate (+=); null skips.
+template <class T>
+void backward_token(const Group& g, const Saved<T>& sv, const T* G, const T* out, const T* gamma, T* dH0, T* dtable,
+                    T* dGamma) {
+  const int64_t B = sv.B, T_ = sv.T_, n = sv.n, nn = n * n, m = sv.m;
+  const int64_t U = static_cast<int64_t>(sv.used.size());
+  const T s = static_cast<T>(g.real_scale()), inv_s = static_cast<T>(1.0 / g.real_scale());
+  const bool need_dE = dtable || dGamma;
+  const int nt = scan_threads(B, T_, n);
+  std::vector<std::vector<T>> dEt_t(static_cast<size_t>(nt));
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+    prof::Sub timed(prof::Family::SmallProducts);
+    const int tid = omp_get_thread_num();
+    int64_t lo, hi;
+    lanes_of(B, tid, omp_get_num_threads(), lo, hi);
+    std::vector<T>& dEt = dEt_t[static_cast<size_t>(tid)];
+    if (need_dE) dEt.assign(static_cast<size_t>(U * nn), T(0));
+    std::vector<T> dh(static_cast<size_t>(nn)), dHn(static_cast<size_t>(nn));
+    for (int64_t b = lo; b < hi; ++b) {
+      std::fill(dh.begin(), dh.end(), T(0));
+      for (int64_t t = T_ - 1; t >= 0; --t) {
+        const int64_t bt = b * T_ + t;
+        const T* H = t == 0 ? sv.H0.data() + b * nn : out + (bt - 1) * nn;
+        const int64_t k = sv.slot[static_cast<size_t>(sv.ids[static_cast<size_t>(bt)])];
+        const T* Gt = G + bt * nn;
+        for (int64_t q = 0; q < nn; ++q) dHn[static_cast<size_t>(q)] = dh[static_cast<size_t>(q)] + Gt[q];  // renorm: straight through
+        small_gemm_ld<T>(false, true, n, n, n, T(1), dHn.data(), n, sv.E.data() + k * nn, n, T(0), dh.data(), n);  // dH_t = dHn E^T
+        if (need_dE)  // dE_k^T += dHn^T H
+          small_gemm_ld<T>(true, false, n, n, n, T(1), dHn.data(), n, H, n, T(1), dEt.data() + k * nn, n);
+      }
+      if (dH0)
+        for (int64_t q = 0; q < nn; ++q) dH0[b * nn + q] += dh[static_cast<size_t>(q)];
+    }
+  }
+  if (!need_dE) return;
+  std::vector<T> dEt_sum(static_cast<size_t>(U * nn), T(0));
+  for (const std::vector<T>& part : dEt_t)
+    for (size_t q = 0; q < part.size(); ++q) dEt_sum[q] += part[q];
+  Buffer<T> du(U * m);
+  parallel_for(U, 1, [&](int64_t k) {
+    std::vector<T> A(static_cast<size_t>(nn)), dAt(static_cast<size_t>(nn));
+    std::vector<T> scratch(static_cast<size_t>(expm_pullback_scratch(n)));
+    g.hat_kernel(sv.coords() + k * m, A.data(), n);
+    {
+      prof::Sub exp_time(prof::Family::ExpPullback);
+      // dAt = L(A, dE^T) = dA^T, and vee(dA) = -vee(dAt) (as in the scan above).
+      expm_one_tangent(n, A.data(), sv.plans[static_cast<size_t>(k)], dEt_sum.data() + k * nn, dAt.data(),
+                       scratch.data(), sv.slot_cache[static_cast<size_t>(k)].data());
+    }
+    T* duk = du.data() + k * m;
+    g.vee_kernel(dAt.data(), n, duk);
+    for (int64_t q = 0; q < m; ++q) duk[q] *= -inv_s;
+  });
+  const T* drows = du.data();
+  Buffer<T> dr;
+  if (gamma) {
+    prof::Sub mixing(prof::Family::Tangent);
+    if (dGamma) small_gemm_ld<T>(true, false, m, m, U, T(1), du.data(), m, sv.r.data(), m, T(1), dGamma, m);  // du^T r
+    dr = Buffer<T>(U * m);
+    small_gemm_ld<T>(false, false, U, m, m, T(1), du.data(), m, gamma, m, T(0), dr.data(), m);  // dr = du Gamma
+    drows = dr.data();
+  }
+  if (dtable) {  // dtable[row] += dR = s hat(dr)
+    std::vector<T> A(static_cast<size_t>(nn));
+    for (int64_t k = 0; k < U; ++k) {
+      g.hat_kernel(drows + k * m, A.data(), n);
+      T* d = dtable + static_cast<int64_t>(sv.used[static_cast<size_t>(k)]) * nn;
+      for (int64_t q = 0; q < nn; ++q) d[q] += s * A[static_cast<size_t>(q)];
     }
   }
 }
@@ -220,16 +345,31 @@ ag::Var<T> osm_scan(const Group& g, const ag::Var<T>& H0, const ag::Var<T>& tabl
   sv->drive = drive;
   sv->ids = ids;
   sv->H0 = H0.value();
-  sv->r = Buffer<T>(B * T_ * m);
-  if (mixed) sv->u = Buffer<T>(B * T_ * m);
-  sv->E = Buffer<T>(B * T_ * nn);
-  sv->plans.assign(static_cast<size_t>(B * T_), ExpmPlan{});
-  sv->offset.assign(static_cast<size_t>(B * T_), 0);
-  sv->cache.resize(static_cast<size_t>(B));
+  // Rows of r, u, E and plans: one per step, or with the token drive one per used table row.
+  int64_t rows = B * T_;
+  if (drive == ScanDrive::Token) {
+    sv->slot.assign(static_cast<size_t>(V), -1);
+    for (int32_t id : ids) sv->slot[static_cast<size_t>(id)] = 0;
+    for (int64_t v = 0; v < V; ++v)
+      if (sv->slot[static_cast<size_t>(v)] == 0) {
+        sv->slot[static_cast<size_t>(v)] = static_cast<int32_t>(sv->used.size());
+        sv->used.push_back(static_cast<int32_t>(v));
+      }
+    rows = static_cast<int64_t>(sv->used.size());
+  }
+  sv->r = Buffer<T>(rows * m);
+  if (mixed) sv->u = Buffer<T>(rows * m);
+  sv->E = Buffer<T>(rows * nn);
+  sv->plans.assign(static_cast<size_t>(rows), ExpmPlan{});
   const Array<T> gammaT = gamma_transposed(Gamma);
   Array<T> out = Array<T>::uninitialized(Shape{B * T_, n, n});  // every state written by forward
-  forward(g, *sv, table.value().data(), mixed ? gammaT.data() : nullptr, out.data());
-  (void)nn;
+  if (drive == ScanDrive::Token) {
+    forward_token(g, *sv, table.value().data(), mixed ? gammaT.data() : nullptr, out.data());
+  } else {
+    sv->offset.assign(static_cast<size_t>(B * T_), 0);
+    sv->cache.resize(static_cast<size_t>(B));
+    forward(g, *sv, table.value().data(), mixed ? gammaT.data() : nullptr, out.data());
+  }
   // Recorded by hand (as ag::record_op does) because the backward reads the op's own
   // output, the states, from the output node.
   bool needs = false;
@@ -242,10 +382,15 @@ ag::Var<T> osm_scan(const Group& g, const ag::Var<T>& H0, const ag::Var<T>& tabl
       if (node->grad.empty()) return;
       prof::Scope timed_b(prof::Family::SmallProducts);
       const bool mixed_b = Gamma.defined();
-      backward(g, *sv, node->grad.data(), node->value.data(), table.value().data(),
-               mixed_b ? Gamma.value().data() : nullptr, H0.requires_grad() ? H0.node()->grad_ref().data() : nullptr,
-               table.requires_grad() ? table.node()->grad_ref().data() : nullptr, V,
-               mixed_b && Gamma.requires_grad() ? Gamma.node()->grad_ref().data() : nullptr);
+      T* dH0 = H0.requires_grad() ? H0.node()->grad_ref().data() : nullptr;
+      T* dtable = table.requires_grad() ? table.node()->grad_ref().data() : nullptr;
+      T* dGamma = mixed_b && Gamma.requires_grad() ? Gamma.node()->grad_ref().data() : nullptr;
+      if (sv->drive == ScanDrive::Token)
+        backward_token(g, *sv, node->grad.data(), node->value.data(), mixed_b ? Gamma.value().data() : nullptr, dH0,
+                       dtable, dGamma);
+      else
+        backward(g, *sv, node->grad.data(), node->value.data(), table.value().data(),
+                 mixed_b ? Gamma.value().data() : nullptr, dH0, dtable, V, dGamma);
       node->grad = Array<T>();
     });
   }
@@ -269,7 +414,8 @@ std::vector<ag::OpCheck> scan_op_checks() {
   };
   const Case cases[] = {{"SO(3)", false, ScanDrive::Relative, "relative"}, {"SO(4)", true, ScanDrive::Relative, "relative"},
                         {"U(2)", true, ScanDrive::Relative, "relative"},   {"SU(2)xT(1)", true, ScanDrive::Both, "both"},
-                        {"SO(3)", true, ScanDrive::Token, "token"},        {"O(3)", false, ScanDrive::Both, "both"}};
+                        {"SO(3)", true, ScanDrive::Token, "token"},        {"O(3)", false, ScanDrive::Both, "both"},
+                        {"U(2)", false, ScanDrive::Token, "token"},        {"SO(2)xU(2)", true, ScanDrive::Token, "token"}};
   for (const Case& k : cases) {
     std::shared_ptr<const Group> g = make_group(k.group);
     const int64_t m = g->dim(), B = 3, T_ = 4, V = 5;

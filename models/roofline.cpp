@@ -76,6 +76,7 @@
 //     first LayerNorm and final one, the tape's bookkeeping): not derived.
 #include "models/roofline.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "core/errors.hpp"
@@ -220,10 +221,13 @@ StepCosts osm_rnn_costs(const nlohmann::json& r, const CostInputs& in) {
   const std::string drive = resolved_key(r, "rnn_drive").get<std::string>();
   const bool token = drive == "token" || drive == "element";  // element: the token scan on hat(b)
   const double every = resolved_key(r, "renormalize_every").get<double>();
+  // The token drive mixes once per table row the batch uses (kernels/osm_scan.hpp), at
+  // most V rows for B*T tokens; its exponentials are counted as they run (P, X).
+  const double per_token = token ? std::min(1.0, static_cast<double>(in.vocab) / in.tokens()) : 1.0;
   StepCosts c;
   add(c[Family::SmallProducts], (token ? 6 : 12) * o.n3 + (every > 0 ? 4 * o.n3 / every : 0.0), (token ? 6 : 7) * o.s);
-  add(c[Family::Tangent], o.mixing ? 6 * o.m * o.m : 0.0,
-      2 * (1 + (o.mixing ? 1 : 0)) * o.m + (o.mixing ? weight_floats(o.m * o.m, in) : 0.0));
+  add(c[Family::Tangent], o.mixing ? 6 * o.m * o.m * per_token : 0.0,
+      2 * (1 + (o.mixing ? 1 : 0)) * o.m * per_token + (o.mixing ? weight_floats(o.m * o.m, in) : 0.0));
   add_osm_common(c, o, in);
   return c;
 }

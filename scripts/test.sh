@@ -20,13 +20,19 @@ for a in "$@"; do
     *) echo "scripts/test.sh: unknown option '$a' (expected --sanitize or --no-skips)" >&2; exit 2 ;;
   esac
 done
+SECONDS=0
 bash scripts/setup.sh python3-torch
+echo "scripts/test.sh: setup took $SECONDS s"
+SECONDS=0
 bash scripts/build.sh "${build_args[@]}"
+echo "scripts/test.sh: build ($dir) took $SECONDS s"
+SECONDS=0
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 junit="$PWD/$dir/ctest-junit.xml"
 rm -f "$junit"
 ctest --test-dir "$dir" --output-on-failure -j "$(nproc)" --output-junit "$junit"
+echo "scripts/test.sh: tests ($dir) took $SECONDS s"
 # The skipped test cases: <testcase name="..." ... status="notrun"> in the JUnit file.
 skipped=$(grep -o '<testcase name="[^"]*"[^>]*status="notrun"' "$junit" | sed 's/^<testcase name="\([^"]*\)".*/\1/' || true)
 if [ -n "$skipped" ]; then

@@ -106,6 +106,26 @@ TEST_CASE("roofline: per-family counts of a one-layer transformer and an LSTM, b
   CHECK_THROWS_AS(models::step_costs(lstm, bad), ValueError);
 }
 
+TEST_CASE("roofline: the token-drive OSM-RNN mixes once per table row, the relative drive once per token") {
+  // tiny_inputs: V = 10 rows for 16 tokens, so the token drive's mixing costs 10/16 of a
+  // per-token one: 6 m^2 = 216 FLOPs per token becomes 135; its r and u rows likewise
+  // (2*2*6 = 24 floats -> 15), Gamma's weights (3 m^2 / 16 tokens = 6.75 floats) unchanged.
+  const json token = {{"type", "osm_rnn"},    {"group", "SO(4)"},          {"mixing", "linear"},
+                      {"rnn_drive", "token"}, {"renormalize_every", 0}};
+  json relative = token;
+  relative["rnn_drive"] = "relative";
+  const models::StepCosts t = models::step_costs(token, tiny_inputs());
+  const models::StepCosts r = models::step_costs(relative, tiny_inputs());
+  CHECK(r[Family::Tangent].flops == doctest::Approx(216));
+  CHECK(t[Family::Tangent].flops == doctest::Approx(135));
+  CHECK(r[Family::Tangent].bytes == doctest::Approx(4 * (24 + 6.75)));
+  CHECK(t[Family::Tangent].bytes == doctest::Approx(4 * (15 + 6.75)));
+  // With more rows than tokens every token is its own row: no saving.
+  models::CostInputs few = tiny_inputs();
+  few.vocab = 100;
+  CHECK(models::step_costs(token, few)[Family::Tangent].flops == doctest::Approx(216));
+}
+
 TEST_CASE("roofline: bounds from a peak and a bandwidth, on hand-made numbers") {
   models::StepCosts c;
   c[Family::Attention] = {768, 448, true, ""};   // at 100 GFLOP/s 7.68 ns, at 10 GB/s 44.8 ns: memory
