@@ -14,6 +14,7 @@
 #include "core/small_gemm.hpp"
 #include "groups/expm_kernel.hpp"
 #include "kernels/mixing.hpp"
+#include "kernels/row_exponentials.hpp"
 #include "groups/group_ops.hpp"
 #include "groups/renormalize.hpp"
 
@@ -39,7 +40,7 @@ struct Saved {
   // table row the batch uses (its "slots"), not once per step (forward_token):
   std::vector<int32_t> used;            // (U) the table rows the ids use, ascending
   std::vector<int32_t> slot;            // (V) each row's index in `used`, -1 when unused
-  std::vector<Buffer<T>> slot_cache;    // (U) forward products of each slot's exponential
+  RowExponentials<T> slot_exp;          // (U) each slot's exponential E and its forward products
 };
 
 bool needs_relative(ScanDrive d) { return d != ScanDrive::Token; }
@@ -108,7 +109,8 @@ void forward(const Group& g, Saved<T>& sv, const T* table, const T* gammaT, T* o
 
 // The token drive, whose step E_t = exp(hat(Gamma vee(M_t))) depends on the token only:
 // one exponential per table row the batch uses (U of them, U <= V; the scan above takes
-// B*T), then the lanes' products. sv.r, sv.u, sv.E, sv.plans hold one row per slot.
+// B*T), then the lanes' products. sv.r and sv.u hold one row per slot, sv.slot_exp
+// the slots' exponentials.
 template <class T>
 void forward_token(const Group& g, Saved<T>& sv, const T* table, const T* gammaT, T* out) {
   const int64_t B = sv.B, T_ = sv.T_, n = sv.n, nn = n * n, m = sv.m;
@@ -119,18 +121,7 @@ void forward_token(const Group& g, Saved<T>& sv, const T* table, const T* gammaT
     prof::Sub mixing(prof::Family::Tangent);
     small_gemm_ld<T>(false, false, U, m, m, T(1), sv.r.data(), m, gammaT, m, T(0), sv.u.data(), m);
   }
-  sv.slot_cache.resize(static_cast<size_t>(U));
-  parallel_for(U, grain_for_flops(20 * n * n * n), [&](int64_t k) {
-    std::vector<T> A(static_cast<size_t>(nn)), scratch(static_cast<size_t>(expm_forward_scratch(n)));
-    g.hat_kernel(sv.coords() + k * m, A.data(), n);
-    prof::Sub exp_time(prof::Family::ExpForward);
-    prof::count(prof::Counter::Exponentials, 1);
-    const ExpmPlan plan = expm_plan(n, A.data(), scratch.data(), ExponentKind::Skew);
-    prof::count(prof::Counter::ExpForwardProducts, plan.products());
-    sv.plans[static_cast<size_t>(k)] = plan;
-    sv.slot_cache[static_cast<size_t>(k)] = Buffer<T>(expm_cache_size(plan, n));
-    expm_one_forward(n, A.data(), plan, sv.E.data() + k * nn, scratch.data(), sv.slot_cache[static_cast<size_t>(k)].data());
-  });
+  exponentiate_rows(g, U, sv.coords(), sv.slot_exp);
   const int nt = scan_threads(B, T_, n);
 #pragma omp parallel num_threads(nt) if (nt > 1)
   {
@@ -142,7 +133,8 @@ void forward_token(const Group& g, Saved<T>& sv, const T* table, const T* gammaT
       for (int64_t t = 0; t < T_; ++t) {
         const int64_t bt = b * T_ + t;
         const T* H = t == 0 ? sv.H0.data() + b * nn : out + (bt - 1) * nn;
-        const T* E = sv.E.data() + static_cast<int64_t>(sv.slot[static_cast<size_t>(sv.ids[static_cast<size_t>(bt)])]) * nn;
+        const int64_t k = sv.slot[static_cast<size_t>(sv.ids[static_cast<size_t>(bt)])];
+        const T* E = sv.slot_exp.E.data() + k * nn;
         T* Hn = out + bt * nn;
         small_gemm_ld<T>(false, false, n, n, n, T(1), H, n, E, n, T(0), Hn, n);
         if (sv.renorm > 0 && (t + 1) % sv.renorm == 0) renormalize_one(g, Hn, tmp.data());
@@ -159,7 +151,7 @@ void backward_token(const Group& g, const Saved<T>& sv, const T* G, const T* out
                     T* dGamma) {
   const int64_t B = sv.B, T_ = sv.T_, n = sv.n, nn = n * n, m = sv.m;
   const int64_t U = static_cast<int64_t>(sv.used.size());
-  const T s = static_cast<T>(g.real_scale()), inv_s = static_cast<T>(1.0 / g.real_scale());
+  const T s = static_cast<T>(g.real_scale());
   const bool need_dE = dtable || dGamma;
   const int nt = scan_threads(B, T_, n);
   std::vector<std::vector<T>> dEt_t(static_cast<size_t>(nt));
@@ -180,7 +172,8 @@ void backward_token(const Group& g, const Saved<T>& sv, const T* G, const T* out
         const int64_t k = sv.slot[static_cast<size_t>(sv.ids[static_cast<size_t>(bt)])];
         const T* Gt = G + bt * nn;
         for (int64_t q = 0; q < nn; ++q) dHn[static_cast<size_t>(q)] = dh[static_cast<size_t>(q)] + Gt[q];  // renorm: straight through
-        small_gemm_ld<T>(false, true, n, n, n, T(1), dHn.data(), n, sv.E.data() + k * nn, n, T(0), dh.data(), n);  // dH_t = dHn E^T
+        const T* E = sv.slot_exp.E.data() + k * nn;
+        small_gemm_ld<T>(false, true, n, n, n, T(1), dHn.data(), n, E, n, T(0), dh.data(), n);  // dH_t = dHn E^T
         if (need_dE)  // dE_k^T += dHn^T H
           small_gemm_ld<T>(true, false, n, n, n, T(1), dHn.data(), n, H, n, T(1), dEt.data() + k * nn, n);
       }
@@ -193,20 +186,7 @@ void backward_token(const Group& g, const Saved<T>& sv, const T* G, const T* out
   for (const std::vector<T>& part : dEt_t)
     for (size_t q = 0; q < part.size(); ++q) dEt_sum[q] += part[q];
   Buffer<T> du(U * m);
-  parallel_for(U, 1, [&](int64_t k) {
-    std::vector<T> A(static_cast<size_t>(nn)), dAt(static_cast<size_t>(nn));
-    std::vector<T> scratch(static_cast<size_t>(expm_pullback_scratch(n)));
-    g.hat_kernel(sv.coords() + k * m, A.data(), n);
-    {
-      prof::Sub exp_time(prof::Family::ExpPullback);
-      // dAt = L(A, dE^T) = dA^T, and vee(dA) = -vee(dAt) (as in the scan above).
-      expm_one_tangent(n, A.data(), sv.plans[static_cast<size_t>(k)], dEt_sum.data() + k * nn, dAt.data(),
-                       scratch.data(), sv.slot_cache[static_cast<size_t>(k)].data());
-    }
-    T* duk = du.data() + k * m;
-    g.vee_kernel(dAt.data(), n, duk);
-    for (int64_t q = 0; q < m; ++q) duk[q] *= -inv_s;
-  });
+  pull_back_rows(g, U, sv.coords(), sv.slot_exp, dEt_sum.data(), du.data());
   const T* drows = du.data();
   Buffer<T> dr;
   if (gamma) {
@@ -345,7 +325,7 @@ ag::Var<T> osm_scan(const Group& g, const ag::Var<T>& H0, const ag::Var<T>& tabl
   sv->drive = drive;
   sv->ids = ids;
   sv->H0 = H0.value();
-  // Rows of r, u, E and plans: one per step, or with the token drive one per used table row.
+  // Rows of r and u: one per step, or with the token drive one per used table row.
   int64_t rows = B * T_;
   if (drive == ScanDrive::Token) {
     sv->slot.assign(static_cast<size_t>(V), -1);
@@ -359,13 +339,13 @@ ag::Var<T> osm_scan(const Group& g, const ag::Var<T>& H0, const ag::Var<T>& tabl
   }
   sv->r = Buffer<T>(rows * m);
   if (mixed) sv->u = Buffer<T>(rows * m);
-  sv->E = Buffer<T>(rows * nn);
-  sv->plans.assign(static_cast<size_t>(rows), ExpmPlan{});
   const Array<T> gammaT = gamma_transposed(Gamma);
   Array<T> out = Array<T>::uninitialized(Shape{B * T_, n, n});  // every state written by forward
   if (drive == ScanDrive::Token) {
     forward_token(g, *sv, table.value().data(), mixed ? gammaT.data() : nullptr, out.data());
   } else {
+    sv->E = Buffer<T>(B * T_ * nn);
+    sv->plans.assign(static_cast<size_t>(B * T_), ExpmPlan{});
     sv->offset.assign(static_cast<size_t>(B * T_), 0);
     sv->cache.resize(static_cast<size_t>(B));
     forward(g, *sv, table.value().data(), mixed ? gammaT.data() : nullptr, out.data());

@@ -13,6 +13,7 @@
 #include "groups/expm_kernel.hpp"
 #include "groups/group_ops.hpp"
 #include "kernels/mixing.hpp"
+#include "kernels/row_exponentials.hpp"
 
 namespace liegrad::kernels {
 
@@ -20,14 +21,13 @@ using namespace groups;
 
 namespace {
 
-// What the forward keeps for the backward: the mixed coordinates u (V,m), the
-// exponentials E (V,n,n), their plans and forward products.
+// What the forward keeps for the backward: the mixed coordinates u (V,m) and the
+// exponentials of their rows (kernels/row_exponentials.hpp).
 template <class T>
 struct Saved {
   int64_t V = 0, n = 0, m = 0;
-  Buffer<T> u, E;
-  std::vector<ExpmPlan> plans;
-  std::vector<Buffer<T>> cache;  // per token v: its exponential's forward products
+  Buffer<T> u;
+  RowExponentials<T> ex;
 };
 
 template <class T>
@@ -43,21 +43,9 @@ void forward(const Group& g, int64_t N, const T* H, const T* b, const T* gammaT,
   } else {
     for (int64_t k = 0; k < V * m; ++k) sv.u.data()[k] = b[k];
   }
-  sv.E = Buffer<T>(V * nn);
-  sv.plans.assign(static_cast<size_t>(V), ExpmPlan{});
-  sv.cache.resize(static_cast<size_t>(V));
-  parallel_for(V, grain_for_flops(20 * n * n * n), [&](int64_t v) {
-    std::vector<T> A(static_cast<size_t>(nn)), scratch(static_cast<size_t>(expm_forward_scratch(n)));
-    g.hat_kernel(sv.u.data() + v * m, A.data(), n);
-    prof::count(prof::Counter::Exponentials, 1);
-    const ExpmPlan plan = expm_plan(n, A.data(), scratch.data(), ExponentKind::Skew);
-    prof::count(prof::Counter::ExpForwardProducts, plan.products());
-    sv.plans[static_cast<size_t>(v)] = plan;
-    sv.cache[static_cast<size_t>(v)] = Buffer<T>(expm_cache_size(plan, n));
-    expm_one_forward(n, A.data(), plan, sv.E.data() + v * nn, scratch.data(), sv.cache[static_cast<size_t>(v)].data());
-  });
+  exponentiate_rows(g, V, sv.u.data(), sv.ex);
   parallel_for(N, grain_for_flops(2 * n * n * n), [&](int64_t i) {
-    const T* E = sv.E.data() + static_cast<int64_t>(ids[static_cast<size_t>(i)]) * nn;
+    const T* E = sv.ex.E.data() + static_cast<int64_t>(ids[static_cast<size_t>(i)]) * nn;
     small_gemm_ld<T>(false, false, n, n, n, T(1), H + i * nn, n, E, n, T(0), out + i * nn, n);
   });
 }
@@ -68,36 +56,27 @@ template <class T>
 void backward(const Group& g, const Saved<T>& sv, const T* G, const T* H, const T* b, const T* gamma,
               const std::vector<int32_t>& ids, T* dH, bool assign_dH, T* db, T* dGamma) {
   const int64_t N = static_cast<int64_t>(ids.size()), n = sv.n, nn = n * n, m = sv.m, V = sv.V;
-  const T inv_s = static_cast<T>(1.0 / g.real_scale());
   if (dH)
     parallel_for(N, grain_for_flops(2 * n * n * n), [&](int64_t i) {
-      const T* E = sv.E.data() + static_cast<int64_t>(ids[static_cast<size_t>(i)]) * nn;
+      const T* E = sv.ex.E.data() + static_cast<int64_t>(ids[static_cast<size_t>(i)]) * nn;
       small_gemm_ld<T>(false, true, n, n, n, T(1), G + i * nn, n, E, n, assign_dH ? T(0) : T(1), dH + i * nn, n);
     });
   if (!db && !dGamma) return;
   // The positions of each token, so that each exponential's pullback runs once.
   std::vector<std::vector<int64_t>> where(static_cast<size_t>(V));
   for (int64_t i = 0; i < N; ++i) where[static_cast<size_t>(ids[static_cast<size_t>(i)])].push_back(i);
-  Buffer<T> du(V * m);  // zero rows for tokens not in the batch
-  for (int64_t k = 0; k < V * m; ++k) du.data()[k] = T(0);
+  std::vector<bool> unused(static_cast<size_t>(V));
+  for (int64_t v = 0; v < V; ++v) unused[static_cast<size_t>(v)] = where[static_cast<size_t>(v)].empty();
+  // dE_v^T = sum_i G_i^T H_i over the positions of token v
+  Buffer<T> dEt(V * nn);
   parallel_for(V, 1, [&](int64_t v) {
-    const std::vector<int64_t>& at = where[static_cast<size_t>(v)];
-    if (at.empty()) return;
-    std::vector<T> dEt(static_cast<size_t>(nn), T(0)), A(static_cast<size_t>(nn)), dAt(static_cast<size_t>(nn));
-    std::vector<T> scratch(static_cast<size_t>(expm_pullback_scratch(n)));
-    // dE_v^T = sum_i G_i^T H_i
-    for (int64_t i : at) small_gemm_ld<T>(true, false, n, n, n, T(1), G + i * nn, n, H + i * nn, n, T(1), dEt.data(), n);
-    g.hat_kernel(sv.u.data() + v * m, A.data(), n);
-    {
-      prof::Sub exp_time(prof::Family::ExpPullback);
-      // dAt = L(A, dE^T) = dA^T, and vee(dA) = -vee(dAt) (kernels/relative_update.cpp).
-      expm_one_tangent(n, A.data(), sv.plans[static_cast<size_t>(v)], dEt.data(), dAt.data(), scratch.data(),
-                       sv.cache[static_cast<size_t>(v)].data());
-    }
-    T* duv = du.data() + v * m;
-    g.vee_kernel(dAt.data(), n, duv);
-    for (int64_t k = 0; k < m; ++k) duv[k] *= -inv_s;
+    T* d = dEt.data() + v * nn;
+    for (int64_t k = 0; k < nn; ++k) d[k] = T(0);
+    for (int64_t i : where[static_cast<size_t>(v)])
+      small_gemm_ld<T>(true, false, n, n, n, T(1), G + i * nn, n, H + i * nn, n, T(1), d, n);
   });
+  Buffer<T> du(V * m);  // zero rows for tokens not in the batch
+  pull_back_rows(g, V, sv.u.data(), sv.ex, dEt.data(), du.data(), unused);
   prof::Sub mixing(prof::Family::Tangent);
   if (!gamma) {
     if (db)
