@@ -299,6 +299,11 @@ def claim_osmformer_reading(tables, results_root=RESULTS_ROOT):
                       label, o["model"], describe(o), "{:,}".format(o["parameters"]) if o.get("parameters") else "?",
                       describe(tr), txt, txtv, val, val - paper_val, paper_val, dv, tr["best_val_bpc_mean"],
                       "" if final else " Provisional: seeds still pending."))
+        rel, _ = family_row(tables.get(base), "osmformer")
+        if rel:
+            _, txt_rel = compare(o, rel, "best_val_bpc")
+            ev.append("%s, against the relative reading at ~100K (%s %s): validation difference %s." % (
+                label, named("OSMFormer", rel["model"]), describe(rel), txt_rel))
         if not final:
             ev += reading_progress(results_root, table, base, label)
     if parts and not complete:
