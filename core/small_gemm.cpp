@@ -102,9 +102,15 @@ constexpr int L = simd::kLanes;
 // 16 x 128 x 256 products at ~90 GFLOP/s per core against ~44 (Zen 3).
 constexpr int64_t kPanel = (simd::kRegisters == 32 ? 4 : 2) * L;
 // Rows of C per register block for W vectors per row: RB * W accumulators, W rows of
-// B and one broadcast stay within the register file.
+// B and one broadcast stay within the register file. Four-vector panels take up to six
+// rows, not five: with at most five GCC folds the loads of B into the FMAs (a memory
+// operand per FMA, 16 loads and 4 broadcasts per k for a 4 x 4 block, `objdump` of
+// block<4, 4>) and the block runs at half speed; with six it keeps B's four vectors in
+// registers (24 + 4 + 1 = 29 of 32). 16 x 64 x 225 products went from ~95 to ~230
+// GFLOP/s on one Zen 5 core, a third of the paper-sized OSMFormer's step
+// (docs/performance-log.md, 2026-12-04).
 constexpr int max_rows(int W) {
-  return simd::kRegisters == 32 ? (W == 1 ? 16 : (W == 2 ? 10 : (W == 3 ? 7 : 5)))
+  return simd::kRegisters == 32 ? (W == 1 ? 16 : (W == 2 ? 10 : (W == 3 ? 7 : 6)))
                                 : (W == 1 ? 12 : (W == 2 ? 6 : (W == 3 ? 4 : 3)));
 }
 
