@@ -13,6 +13,7 @@
 #include "core/parallel.hpp"
 #include "core/profile.hpp"
 #include "core/small_gemm.hpp"
+#include "kernels/scan_common.hpp"
 
 namespace liegrad::kernels {
 
@@ -26,17 +27,6 @@ struct Saved {
   Buffer<T> z;   // (B,T,h) pre-activations (every element written)
   Array<T> h0;   // (B,h)
 };
-
-// Lanes [lo, hi) of thread t of nt.
-void lanes_of(int64_t B, int t, int nt, int64_t& lo, int64_t& hi) {
-  lo = B * t / nt;
-  hi = B * (t + 1) / nt;
-}
-
-int scan_threads(int64_t B, int64_t T_, int64_t h) {
-  const bool worth = B > 1 && 4 * B * T_ * h * h >= kMinParallelFlops && !in_parallel_region();
-  return worth ? static_cast<int>(std::min<int64_t>(num_threads(), B)) : 1;
-}
 
 // modrelu of one row: out = sign(z) max(|z| + b, 0), sign(0) = +1 (as ag::modrelu).
 template <class T>
@@ -52,7 +42,7 @@ void modrelu_row(int64_t h, const T* z, const T* b, T* out) {
 template <class T>
 void forward(Saved<T>& sv, const T* x, const T* Qt, const T* bias, T* hs) {
   const int64_t B = sv.B, T_ = sv.T_, h = sv.h;
-  const int nt = scan_threads(B, T_, h);
+  const int nt = scan_threads(B, 4 * B * T_ * h * h);
 #pragma omp parallel num_threads(nt) if (nt > 1)
   {
     int64_t lo, hi;
@@ -75,7 +65,7 @@ template <class T>
 void backward(const Saved<T>& sv, const T* Gh, const T* hs, const T* Q, const T* bias, T* DZ, T* dQ, T* db,
               T* dh0) {
   const int64_t B = sv.B, T_ = sv.T_, h = sv.h;
-  const int nt = scan_threads(B, T_, h);
+  const int nt = scan_threads(B, 4 * B * T_ * h * h);
   std::vector<double> db_t(static_cast<size_t>(nt * h), 0.0);  // per thread: its share of db
 #pragma omp parallel num_threads(nt) if (nt > 1)
   {
@@ -113,12 +103,8 @@ void backward(const Saved<T>& sv, const T* Gh, const T* hs, const T* Q, const T*
       db[k] += static_cast<T>(acc);
     }
   if (dQ) {
-    // H_prev (B,T,h): row b T + t holds h_{t-1} of lane b (h0 at t = 0).
-    Buffer<T> hprev(B * T_ * h);  // every row written
-    parallel_for(B, grain_for(T_ * h), [&](int64_t b) {
-      std::copy(sv.h0.data() + b * h, sv.h0.data() + (b + 1) * h, hprev.data() + b * T_ * h);
-      std::copy(hs + b * T_ * h, hs + ((b + 1) * T_ - 1) * h, hprev.data() + (b * T_ + 1) * h);
-    });
+    Buffer<T> hprev(B * T_ * h);  // H_prev, every row written
+    previous_states(B, T_, h, sv.h0.data(), hs, hprev.data());
     gemm<T>(true, false, h, h, B * T_, T(1), DZ, h, hprev.data(), h, T(1), dQ, h);
   }
 }
@@ -150,33 +136,14 @@ Var<T> exprnn_scan(const Var<T>& x, const Var<T>& Q, const Var<T>& b, const Var<
     for (int64_t j = 0; j < h; ++j) Qt[j * h + i] = q[i * h + j];
   Array<T> hs = Array<T>::uninitialized(Shape{B, T_, h});  // every element written by forward
   forward(*sv, x.value().data(), Qt.data(), b.value().data(), hs.data());
-  // Recorded by hand (as lstm_scan): the backward reads the op's output (the h_t).
   bool needs = false;
   if (grad_enabled()) needs = x.requires_grad() || Q.requires_grad() || b.requires_grad() || h0.requires_grad();
-  Var<T> result(std::move(hs), needs);
-  if (needs) {
-    result.node()->is_leaf = false;
-    std::shared_ptr<Node<T>> node = result.node_ptr();
-    Tape<T>::current().record([node, x, Q, b, h0, sv, tag = prof::current_tag()]() {
-      if (node->grad.empty()) return;
-      prof::Scope timed_b(tag);
-      // dz is x's gradient: written straight into a fresh one, else added to it.
-      bool fresh = false;
-      T* dx = x.requires_grad() ? x.node()->grad_for_write(&fresh).data() : nullptr;
-      Buffer<T> own(dx && fresh ? 0 : node->grad.size());  // (B,T,h) when not written in place
-      T* DZ = dx && fresh ? dx : own.data();
-      backward(*sv, node->grad.data(), node->value.data(), Q.value().data(), b.value().data(), DZ,
-               Q.requires_grad() ? Q.node()->grad_ref().data() : nullptr,
-               b.requires_grad() ? b.node()->grad_ref().data() : nullptr,
-               h0.requires_grad() ? h0.node()->grad_ref().data() : nullptr);
-      if (dx && !fresh) {
-        const int64_t n = own.size();
-        parallel_for(n, kMinParallelWork, [&](int64_t i) { dx[i] += own.data()[i]; });
-      }
-      node->grad = Array<T>();
-    });
-  }
-  return result;
+  // dz_t is x's gradient (DZ); the backward reads the h_t (out).
+  return record_scan<T>(std::move(hs), needs, x, [x, Q, b, h0, sv](const T* G, const T* out, T* DZ) {
+    backward(*sv, G, out, Q.value().data(), b.value().data(), DZ, Q.requires_grad() ? Q.node()->grad_ref().data() : nullptr,
+             b.requires_grad() ? b.node()->grad_ref().data() : nullptr,
+             h0.requires_grad() ? h0.node()->grad_ref().data() : nullptr);
+  });
 }
 
 template Var<float> exprnn_scan(const Var<float>&, const Var<float>&, const Var<float>&, const Var<float>&);
