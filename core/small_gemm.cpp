@@ -119,9 +119,15 @@ constexpr int max_rows(int W) {
 // B (K x N, ldb) dense rows; with Masked, the last vector of each row is masked by
 // `tail`. Unmasked panels (N a multiple of L, e.g. every n = 16 product) keep plain
 // loads and stores: AVX2's masked store is microcoded and slow on AMD Zen.
-template <int W, int RB, bool Masked>
-inline void block(int64_t K, const float* A, int64_t rsa, int64_t csa, const float* B, int64_t ldb, float* C,
+// UnitRows: rsa is 1 (op(A)'s rows are adjacent in memory), so every broadcast of a
+// step k sits at a fixed offset from A + k * csa. With rsa known only at run time the
+// compiler keeps one offset per row, and past about six rows it runs out of general
+// registers: `perf annotate` of the transformer's attention (16-row blocks, one vector
+// wide) showed a vmovq from an xmm spill slot before every FMA (see panel()).
+template <int W, int RB, bool Masked, bool UnitRows>
+inline void block(int64_t K, const float* A, int64_t rsa_runtime, int64_t csa, const float* B, int64_t ldb, float* C,
                   int64_t ldc, simd::Mask tail, float alpha, float beta) {
+  const int64_t rsa = UnitRows ? 1 : rsa_runtime;
   V acc[RB][W];
 #pragma GCC unroll 32
   for (int r = 0; r < RB; ++r)
@@ -159,25 +165,50 @@ inline void block(int64_t K, const float* A, int64_t rsa, int64_t csa, const flo
     }
 }
 
-template <int W, bool Masked, int RB = 1>
+template <int W, bool Masked, bool UnitRows, int RB = 1>
 void block_n(int rows, int64_t K, const float* A, int64_t rsa, int64_t csa, const float* B, int64_t ldb, float* C,
              int64_t ldc, simd::Mask tail, float alpha, float beta) {
   if constexpr (RB < max_rows(W)) {
-    if (rows != RB) return block_n<W, Masked, RB + 1>(rows, K, A, rsa, csa, B, ldb, C, ldc, tail, alpha, beta);
+    if (rows != RB)
+      return block_n<W, Masked, UnitRows, RB + 1>(rows, K, A, rsa, csa, B, ldb, C, ldc, tail, alpha, beta);
   }
-  block<W, RB, Masked>(K, A, rsa, csa, B, ldb, C, ldc, tail, alpha, beta);
+  block<W, RB, Masked, UnitRows>(K, A, rsa, csa, B, ldb, C, ldc, tail, alpha, beta);
 }
 
+// Blocks of more rows than this take op(A) with unit row stride: as it is when A is
+// transposed (rsa = 1), or packed (below). Six row offsets and the loop's pointers fit
+// in the general registers (block<4, 6>'s inner loop has no spill).
+constexpr int kMaxStridedRows = 6;
+// The longest inner size packed on the stack: max_rows(1) x 512 floats = 32 KiB.
+constexpr int64_t kPackMaxK = 512;
+
 // Rows split into near-equal blocks of at most max_rows(W) (e.g. 23 rows of W = 2 as 8 + 8 + 7).
+// Taller blocks than kMaxStridedRows with op(A) = A (rsa = lda, csa = 1) first copy
+// their rows transposed to the stack (transpose_small, a K x rows block with unit row
+// stride) and run from there: the same sums in the same order, so the result is
+// bit-identical. The copy is one load and store per element of A against W vector
+// FMAs; the 16 x 16 x 128 products of the transformer's attention ran at about twice
+// the speed (docs/performance-log.md, 2026-12-04, second entry).
 template <int W, bool Masked>
 void panel(int64_t M, int64_t K, const float* A, int64_t rsa, int64_t csa, const float* B, int64_t ldb, float* C,
            int64_t ldc, simd::Mask tail, float alpha, float beta) {
   constexpr int64_t kMax = max_rows(W);
   const int64_t blocks = (M + kMax - 1) / kMax;
+  const bool unit = rsa == 1;
+  constexpr bool kMayPack = kMax > kMaxStridedRows;
+  const bool pack = kMayPack && !unit && csa == 1 && M > kMaxStridedRows && K <= kPackMaxK;
+  alignas(64) float packed[kMayPack ? kMax * kPackMaxK : 1];
   int64_t i = 0;
   for (int64_t b = 0; b < blocks; ++b) {
     const int rows = static_cast<int>((M - i) / (blocks - b));
-    block_n<W, Masked>(rows, K, A + i * rsa, rsa, csa, B, ldb, C + i * ldc, ldc, tail, alpha, beta);
+    if (unit) {
+      block_n<W, Masked, true>(rows, K, A + i, 1, csa, B, ldb, C + i * ldc, ldc, tail, alpha, beta);
+    } else if (pack) {
+      transpose_small(rows, K, A + i * rsa, rsa, packed, rows);  // packed (K x rows)
+      block_n<W, Masked, true>(rows, K, packed, 1, rows, B, ldb, C + i * ldc, ldc, tail, alpha, beta);
+    } else {
+      block_n<W, Masked, false>(rows, K, A + i * rsa, rsa, csa, B, ldb, C + i * ldc, ldc, tail, alpha, beta);
+    }
     i += rows;
   }
 }

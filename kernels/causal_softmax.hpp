@@ -94,7 +94,8 @@ void causal_softmax_row(int64_t i, const T* s, T scale, T slope, T* p) {
   causal_softmax_row_scalar(i, s, scale, slope, p);
 }
 
-// Two row operations of mean-head attention (mean_attention.cpp) around the softmax,
+// Three more row operations. The first is causal_mha.cpp's softmax pullback; the other
+// two are mean-head attention's (mean_attention.cpp) around the softmax,
 // over the causal part of a row (len = i + 1 entries):
 //   add_scaled_row:            a += c p;
 //   head_softmax_backward_row: with dot = (1/h) <p, da>, the head's softmax pullback
@@ -122,6 +123,16 @@ T head_softmax_backward_row_scalar(int64_t len, const T* p, const T* da, const T
   return part;
 }
 
+// The softmax pullback of one causal row (causal_mha.cpp's backward), in place:
+//   d_j <- p_j (d_j - <p, d>),  j < len,
+// from dP to dS for the row's len = i + 1 entries.
+template <class T>
+void softmax_backward_row_scalar(int64_t len, const T* p, T* d) {
+  T dot = 0;
+  for (int64_t j = 0; j < len; ++j) dot += p[j] * d[j];
+  for (int64_t j = 0; j < len; ++j) d[j] = p[j] * (d[j] - dot);
+}
+
 #if LIEGRAD_SIMD
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -135,6 +146,26 @@ inline void add_scaled_row_simd(int64_t len, float c, const float* p, float* a) 
     const Mask m = tail_mask(len - j);
     store(a + j, m, fmadd(vc, load(m, p + j), load(m, a + j)));
   }
+}
+
+// Two accumulators for <p, d> (rows are at most a few vectors long, so one FMA chain's
+// latency was the loop's time; an `omp simd` reduction also spilled its accumulator to
+// the stack every step and summed the lanes in a scalar loop: 3/4 of the pullback).
+inline void softmax_backward_row_simd(int64_t len, const float* p, float* d) {
+  using namespace simd;
+  const int64_t full = len - len % kLanes;
+  const Mask tail = tail_mask(len - full);  // masked loads give 0 in the other lanes
+  V dot0 = zero(), dot1 = zero();
+  int64_t j = 0;
+  for (; j + 2 * kLanes <= full; j += 2 * kLanes) {
+    dot0 = fmadd(load(p + j), load(d + j), dot0);
+    dot1 = fmadd(load(p + j + kLanes), load(d + j + kLanes), dot1);
+  }
+  if (j < full) dot0 = fmadd(load(p + j), load(d + j), dot0);
+  if (full < len) dot1 = fmadd(load(tail, p + full), load(tail, d + full), dot1);
+  const V dot = set1(reduce_add(add(dot0, dot1)));
+  for (j = 0; j < full; j += kLanes) store(d + j, mul(load(p + j), sub(load(d + j), dot)));
+  if (full < len) store(d + full, tail, mul(load(tail, p + full), sub(load(tail, d + full), dot)));
 }
 
 inline float head_softmax_backward_row_simd(int64_t len, const float* p, const float* da, const float* s, float inv_h,
@@ -166,6 +197,14 @@ void add_scaled_row(int64_t len, T c, const T* p, T* a) {
   if constexpr (std::is_same_v<T, float>) return add_scaled_row_simd(len, c, p, a);
 #endif
   add_scaled_row_scalar(len, c, p, a);
+}
+
+template <class T>
+void softmax_backward_row(int64_t len, const T* p, T* d) {
+#if LIEGRAD_SIMD
+  if constexpr (std::is_same_v<T, float>) return softmax_backward_row_simd(len, p, d);
+#endif
+  softmax_backward_row_scalar(len, p, d);
 }
 
 template <class T>

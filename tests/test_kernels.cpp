@@ -112,6 +112,32 @@ TEST_CASE("sgemm_small's dense n x n x n kernels equal the general kernel bit fo
   }
 }
 
+TEST_CASE("sgemm_small gives the same bits for op(A) = A and for A stored transposed") {
+  // Tall blocks of op(A) = A run from a transposed copy on the stack (core/small_gemm.cpp
+  // panel(): more than six rows, K <= 512) or, past K = 512, from A's strided rows;
+  // ta = true reads the rows of the stored transpose directly. All sum over k in the
+  // same order, so every path must give the same bits. M = 16 (one block of one-vector
+  // panels), 23 (blocks of 7-8), 5 (short blocks, never packed); N = 16, 40, 70.
+  Rng rng(13);
+  int differ = 0, cases = 0;
+  for (int64_t M : {5, 16, 23})
+    for (int64_t N : {16, 40, 70})
+      for (int64_t K : {7, 128, 600}) {
+        const int64_t lda = K + 3, ldat = M + 1;
+        auto A = normals(rng, M * lda), B = normals(rng, K * N);
+        std::vector<float> At(static_cast<size_t>(K * ldat));
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t k = 0; k < K; ++k) At[static_cast<size_t>(k * ldat + i)] = A[static_cast<size_t>(i * lda + k)];
+        std::vector<float> C(static_cast<size_t>(M * N), NAN), Ct(static_cast<size_t>(M * N), NAN);
+        sgemm_small(false, false, M, N, K, 0.5f, A.data(), lda, B.data(), N, 0.0f, C.data(), N);
+        sgemm_small(true, false, M, N, K, 0.5f, At.data(), ldat, B.data(), N, 0.0f, Ct.data(), N);
+        for (size_t j = 0; j < C.size(); ++j) differ += !(C[j] == Ct[j]);
+        ++cases;
+      }
+  CHECK(cases == 27);
+  CHECK(differ == 0);
+}
+
 TEST_CASE("sgemm_small with beta = 0 ignores NaNs already in C") {
   std::vector<float> A(9, 1.0f), B(9, 2.0f), C(9, NAN);
   sgemm_small(false, false, 3, 3, 3, 1.0f, A.data(), 3, B.data(), 3, 0.0f, C.data(), 3);
@@ -342,6 +368,31 @@ TEST_CASE("mean-head attention's float row operations equal the scalar forms in 
   INFO("worst relative error " << worst);
   CHECK(worst < 1e-6);
   CHECK(untouched == 40 * rows);
+}
+
+TEST_CASE("the float softmax pullback row equals the scalar form in double, for every tail") {
+  // softmax_backward_row (kernels/causal_softmax.hpp), d <- p (d - <p, d>) in place,
+  // rows of every length 1..140 (two accumulators, a masked tail): values and nothing
+  // written past the row.
+  Rng rng(44);
+  double worst = 0;
+  int64_t untouched = 0, rows = 0;
+  for (int64_t len = 1; len <= 140; ++len) {
+    std::vector<float> p = normals(rng, len), d = normals(rng, len + 20);
+    for (float& x : p) x = std::abs(x) / static_cast<float>(len);
+    for (int64_t j = len; j < len + 20; ++j) d[static_cast<size_t>(j)] = -1.0f;
+    std::vector<double> pd(p.begin(), p.end()), dd(d.begin(), d.end());
+    kernels::softmax_backward_row<float>(len, p.data(), d.data());
+    kernels::softmax_backward_row_scalar<double>(len, pd.data(), dd.data());
+    for (int64_t j = 0; j < len; ++j)
+      worst = std::max(worst, std::abs(d[static_cast<size_t>(j)] - dd[static_cast<size_t>(j)]) /
+                                  (1e-3 + std::abs(pd[static_cast<size_t>(j)])));
+    for (int64_t j = len; j < len + 20; ++j) untouched += d[static_cast<size_t>(j)] == -1.0f;
+    ++rows;
+  }
+  INFO("worst error relative to p_j " << worst);
+  CHECK(worst < 1e-5);
+  CHECK(untouched == 20 * rows);
 }
 
 TEST_CASE("the float causal softmax row equals the scalar form in double, for every tail and in place") {
