@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
+#include "autograd/layer_norm_rows.hpp"
 #include "autograd/tape.hpp"
 #include "core/parallel.hpp"
 #include "core/vmath.hpp"
@@ -161,6 +163,14 @@ Var<T> layer_norm(const Var<T>& x, const Var<T>& gamma, const Var<T>& beta, T ep
   T* py = y.data();
   parallel_for(R, row_grain(D), [&](int64_t r) {
     const T* xr = px + r * D;
+#if LIEGRAD_SIMD
+    if constexpr (std::is_same_v<T, float>) {  // the same row in float SIMD (layer_norm_rows.hpp)
+      float mu = 0;
+      layer_norm_rows::forward(D, xr, pg, pb, eps, py + r * D, &mu, &(*inv_std)[static_cast<size_t>(r)]);
+      (*mean)[static_cast<size_t>(r)] = mu;
+      return;
+    }
+#endif
     double mu = 0, var = 0;
 #pragma omp simd reduction(+ : mu)
     for (int64_t j = 0; j < D; ++j) mu += xr[j];
@@ -187,6 +197,18 @@ Var<T> layer_norm(const Var<T>& x, const Var<T>& gamma, const Var<T>& beta, T ep
     parallel_for(chunks, std::max<int64_t>(1, row_grain(D) / kNormChunkRows), [&](int64_t c) {
       std::vector<T> hr(static_cast<size_t>(D));
       double* dg = param_grads ? partial.data() + c * 2 * D : nullptr;
+#if LIEGRAD_SIMD
+      if constexpr (std::is_same_v<T, float>) {  // float SIMD rows; the chunk's gamma and beta sums in float
+        std::vector<float> chunk_sums(param_grads ? static_cast<size_t>(2 * D) : 0, 0.0f);
+        float* dgf = param_grads ? chunk_sums.data() : nullptr;
+        for (int64_t r = c * kNormChunkRows; r < std::min(R, (c + 1) * kNormChunkRows); ++r)
+          layer_norm_rows::backward(D, xv + r * D, pgr + r * D, pgm, static_cast<float>((*mean)[static_cast<size_t>(r)]),
+                                    (*inv_std)[static_cast<size_t>(r)], dx ? dx + r * D : nullptr, dgf,
+                                    dgf ? dgf + D : nullptr);
+        for (int64_t j = 0; j < (param_grads ? 2 * D : 0); ++j) dg[j] = chunk_sums[static_cast<size_t>(j)];
+        return;
+      }
+#endif
       for (int64_t r = c * kNormChunkRows; r < std::min(R, (c + 1) * kNormChunkRows); ++r) {
         const T* xr = xv + r * D;
         const T* gr = pgr + r * D;
