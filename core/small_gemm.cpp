@@ -123,7 +123,8 @@ constexpr int max_rows(int W) {
 // step k sits at a fixed offset from A + k * csa. With rsa known only at run time the
 // compiler keeps one offset per row, and past about six rows it runs out of general
 // registers: `perf annotate` of the transformer's attention (16-row blocks, one vector
-// wide) showed a vmovq from an xmm spill slot before every FMA (see panel()).
+// wide) showed a vmovq from an xmm spill slot before every FMA (see panel()). Either
+// form sums over k in the same order: the results are bit-identical.
 template <int W, int RB, bool Masked, bool UnitRows>
 inline void block(int64_t K, const float* A, int64_t rsa_runtime, int64_t csa, const float* B, int64_t ldb, float* C,
                   int64_t ldc, simd::Mask tail, float alpha, float beta) {
@@ -175,40 +176,25 @@ void block_n(int rows, int64_t K, const float* A, int64_t rsa, int64_t csa, cons
   block<W, RB, Masked, UnitRows>(K, A, rsa, csa, B, ldb, C, ldc, tail, alpha, beta);
 }
 
-// Blocks of more rows than this take op(A) with unit row stride: as it is when A is
-// transposed (rsa = 1), or packed (below). Six row offsets and the loop's pointers fit
-// in the general registers (block<4, 6>'s inner loop has no spill).
-constexpr int kMaxStridedRows = 6;
-// The longest inner size packed on the stack: max_rows(1) x 512 floats = 32 KiB.
-constexpr int64_t kPackMaxK = 512;
-
 // Rows split into near-equal blocks of at most max_rows(W) (e.g. 23 rows of W = 2 as 8 + 8 + 7).
-// Taller blocks than kMaxStridedRows with op(A) = A (rsa = lda, csa = 1) first copy
-// their rows transposed to the stack (transpose_small, a K x rows block with unit row
-// stride) and run from there: the same sums in the same order, so the result is
-// bit-identical. The copy is one load and store per element of A against W vector
-// FMAs; the 16 x 16 x 128 products of the transformer's attention ran at about twice
-// the speed (docs/performance-log.md, 2026-12-04, second entry).
+// With op(A) = A^T stored (rsa = 1) the blocks take the UnitRows form: the 16 x 16 x 72
+// products of the transformer's attention backward (dv = P^T dO) went from about 140 to
+// 177 GFLOP/s on one Zen 5 core. Copying A's rows transposed to the stack first, to give
+// op(A) = A the same form, was tried and dropped: the copy cost what it saved for
+// one-vector panels and slowed two- and three-vector ones (the OSM-RNN's mixing products)
+// by about 10% (docs/performance-log.md, 2026-12-04, second entry).
 template <int W, bool Masked>
 void panel(int64_t M, int64_t K, const float* A, int64_t rsa, int64_t csa, const float* B, int64_t ldb, float* C,
            int64_t ldc, simd::Mask tail, float alpha, float beta) {
   constexpr int64_t kMax = max_rows(W);
   const int64_t blocks = (M + kMax - 1) / kMax;
-  const bool unit = rsa == 1;
-  constexpr bool kMayPack = kMax > kMaxStridedRows;
-  const bool pack = kMayPack && !unit && csa == 1 && M > kMaxStridedRows && K <= kPackMaxK;
-  alignas(64) float packed[kMayPack ? kMax * kPackMaxK : 1];
   int64_t i = 0;
   for (int64_t b = 0; b < blocks; ++b) {
     const int rows = static_cast<int>((M - i) / (blocks - b));
-    if (unit) {
+    if (rsa == 1)
       block_n<W, Masked, true>(rows, K, A + i, 1, csa, B, ldb, C + i * ldc, ldc, tail, alpha, beta);
-    } else if (pack) {
-      transpose_small(rows, K, A + i * rsa, rsa, packed, rows);  // packed (K x rows)
-      block_n<W, Masked, true>(rows, K, packed, 1, rows, B, ldb, C + i * ldc, ldc, tail, alpha, beta);
-    } else {
+    else
       block_n<W, Masked, false>(rows, K, A + i * rsa, rsa, csa, B, ldb, C + i * ldc, ldc, tail, alpha, beta);
-    }
     i += rows;
   }
 }

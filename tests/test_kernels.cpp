@@ -113,11 +113,10 @@ TEST_CASE("sgemm_small's dense n x n x n kernels equal the general kernel bit fo
 }
 
 TEST_CASE("sgemm_small gives the same bits for op(A) = A and for A stored transposed") {
-  // Tall blocks of op(A) = A run from a transposed copy on the stack (core/small_gemm.cpp
-  // panel(): more than six rows, K <= 512) or, past K = 512, from A's strided rows;
-  // ta = true reads the rows of the stored transpose directly. All sum over k in the
-  // same order, so every path must give the same bits. M = 16 (one block of one-vector
-  // panels), 23 (blocks of 7-8), 5 (short blocks, never packed); N = 16, 40, 70.
+  // ta = true takes the register blocks' UnitRows form (core/small_gemm.cpp block()), with
+  // the broadcasts of op(A) at fixed offsets; op(A) = A takes A's strided rows. Both sum
+  // over k in the same order, so they must give the same bits. M = 16 (one block of
+  // one-vector panels), 23 (blocks of 7-8), 5; N = 16, 40, 70; K up to 600.
   Rng rng(13);
   int differ = 0, cases = 0;
   for (int64_t M : {5, 16, 23})
