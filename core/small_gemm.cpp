@@ -181,8 +181,8 @@ void block_n(int rows, int64_t K, const float* A, int64_t rsa, int64_t csa, cons
 // products of the transformer's attention backward (dv = P^T dO) went from about 140 to
 // 177 GFLOP/s on one Zen 5 core. Copying A's rows transposed to the stack first, to give
 // op(A) = A the same form, was tried and dropped: the copy cost what it saved for
-// one-vector panels and slowed two- and three-vector ones (the OSM-RNN's mixing products)
-// by about 10% (docs/performance-log.md, 2026-12-04, second entry).
+// one-vector panels and slowed two-vector ones (the OSM-RNN's 23 x 23 products) by about
+// 10% (docs/performance-log.md, 2026-12-04, later sitting).
 template <int W, bool Masked>
 void panel(int64_t M, int64_t K, const float* A, int64_t rsa, int64_t csa, const float* B, int64_t ldb, float* C,
            int64_t ldc, simd::Mask tail, float alpha, float beta) {
