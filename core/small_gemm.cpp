@@ -102,9 +102,15 @@ constexpr int L = simd::kLanes;
 // 16 x 128 x 256 products at ~90 GFLOP/s per core against ~44 (Zen 3).
 constexpr int64_t kPanel = (simd::kRegisters == 32 ? 4 : 2) * L;
 // Rows of C per register block for W vectors per row: RB * W accumulators, W rows of
-// B and one broadcast stay within the register file.
+// B and one broadcast stay within the register file. Four-vector panels take up to six
+// rows, not five: with at most five GCC folds the loads of B into the FMAs (a memory
+// operand per FMA, 16 loads and 4 broadcasts per k for a 4 x 4 block, `objdump` of
+// block<4, 4>) and the block runs at half speed; with six it keeps B's four vectors in
+// registers (24 + 4 + 1 = 29 of 32). 16 x 64 x 225 products went from ~95 to ~230
+// GFLOP/s on one Zen 5 core, a third of the paper-sized OSMFormer's step
+// (docs/performance-log.md, 2026-12-04).
 constexpr int max_rows(int W) {
-  return simd::kRegisters == 32 ? (W == 1 ? 16 : (W == 2 ? 10 : (W == 3 ? 7 : 5)))
+  return simd::kRegisters == 32 ? (W == 1 ? 16 : (W == 2 ? 10 : (W == 3 ? 7 : 6)))
                                 : (W == 1 ? 12 : (W == 2 ? 6 : (W == 3 ? 4 : 3)));
 }
 
@@ -202,48 +208,80 @@ void gemm_rows(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int
 }
 
 #if defined(__AVX512F__)
-// C (16 x 16, ldc) = alpha op(A) B + beta C for op(A), B dense 16 x 16 (lda = ldb = 16):
-// the products of d = 16, the configured size of every OSM model in configs/. One row of
-// C per register, every broadcast at a fixed offset from A. The general block above
-// takes the row stride of op(A) at run time, and with 16 rows the compiler runs out of
-// registers for the offsets and spills them: `perf annotate` of a trained OSMFormer
-// showed the spill moves between the FMAs, and this kernel took a 16 x 16 x 16 product
-// from about 100 to about 60 ns on one core (docs/performance.md). Each element sums
-// over k in the same order as the general kernel, so results are bit-identical.
+// C (n x n, ldc) = alpha op(A) op(B) + beta C for dense n x n operands (lda = ldb = n),
+// 8 <= n <= 16: the products of the OSM models (d = 16 in most configs, 15 in the
+// paper-sized OSMFormer, 12 and 14 in the state-tracking ones). One row of C per
+// register (masked to n lanes below 16), every broadcast at a fixed offset from A. The
+// general block above takes the row stride of op(A) at run time, and with 12-16 rows the
+// compiler runs out of registers for the offsets and spills them: `perf annotate` of a
+// trained OSMFormer showed the spill moves between the FMAs. This kernel took a
+// 16 x 16 x 16 product from about 100 to about 60 ns on one core, and a 15 x 15 x 15 one
+// from 77 to 56 ns (12: 49 to 32; Zen 4, docs/performance-log.md). Each element sums over
+// k in the same order as the general kernel, so results are bit-identical.
 //
-// TB (op(B) = B^T): the rows of B are loaded and transposed in registers
-// (simd::transpose16), so the 16 rows of B^T and the 16 accumulators fill the 32
+// TB (op(B) = B^T): the n rows of B are loaded (the rest zero) and transposed in
+// registers (simd::transpose16), so the rows of B^T and the accumulators fill the 32
 // registers and each broadcast of A comes from memory; the same sums, in the same order,
 // as transposing B to memory first.
-template <bool TA, bool TB = false>
-void product16(const float* A, const float* B, float* C, int64_t ldc, float alpha, float beta) {
-  V acc[16];
+template <int N, bool TA, bool TB>
+void product_n(const float* A, const float* B, float* C, int64_t ldc, float alpha, float beta) {
+  static_assert(N >= 1 && N <= 16);
+  const simd::Mask m = simd::tail_mask(N);
+  auto load_row = [&](const float* p) { return N == 16 ? simd::load(p) : simd::load(m, p); };
+  V acc[N];
 #pragma GCC unroll 16
-  for (int r = 0; r < 16; ++r) acc[r] = simd::zero();
+  for (int r = 0; r < N; ++r) acc[r] = simd::zero();
   if constexpr (TB) {
     V bt[16];
 #pragma GCC unroll 16
-    for (int k = 0; k < 16; ++k) bt[k] = simd::load(B + 16 * k);
-    simd::transpose16(bt);  // bt[k] = row k of B^T
+    for (int k = 0; k < 16; ++k) bt[k] = k < N ? load_row(B + N * k) : simd::zero();
+    simd::transpose16(bt);  // bt[k] = row k of B^T, zero past lane n
 #pragma GCC unroll 16
-    for (int k = 0; k < 16; ++k)
+    for (int k = 0; k < N; ++k)
 #pragma GCC unroll 16
-      for (int r = 0; r < 16; ++r) acc[r] = simd::fmadd(simd::set1(TA ? A[16 * k + r] : A[16 * r + k]), bt[k], acc[r]);
+      for (int r = 0; r < N; ++r) acc[r] = simd::fmadd(simd::set1(TA ? A[N * k + r] : A[N * r + k]), bt[k], acc[r]);
   } else {
 #pragma GCC unroll 16
-    for (int k = 0; k < 16; ++k) {
-      const V b = simd::load(B + 16 * k);
+    for (int k = 0; k < N; ++k) {
+      const V b = load_row(B + N * k);
 #pragma GCC unroll 16
-      for (int r = 0; r < 16; ++r) acc[r] = simd::fmadd(simd::set1(TA ? A[16 * k + r] : A[16 * r + k]), b, acc[r]);
+      for (int r = 0; r < N; ++r) acc[r] = simd::fmadd(simd::set1(TA ? A[N * k + r] : A[N * r + k]), b, acc[r]);
     }
   }
   const V va = simd::set1(alpha), vb = simd::set1(beta);
 #pragma GCC unroll 16
-  for (int r = 0; r < 16; ++r) {
+  for (int r = 0; r < N; ++r) {
     float* c = C + r * ldc;
     V v = alpha == 1.0f ? acc[r] : simd::mul(va, acc[r]);
-    if (beta != 0.0f) v = beta == 1.0f ? simd::add(v, simd::load(c)) : simd::fmadd(vb, simd::load(c), v);
-    simd::store(c, v);
+    if (beta != 0.0f) v = beta == 1.0f ? simd::add(v, load_row(c)) : simd::fmadd(vb, load_row(c), v);
+    if constexpr (N == 16)
+      simd::store(c, v);
+    else
+      simd::store(c, m, v);
+  }
+}
+
+using DenseProduct = void (*)(const float*, const float*, float*, int64_t, float, float);
+constexpr int64_t kDenseMin = 8, kDenseMax = 16;  // the sizes product_n serves
+
+template <int N>
+DenseProduct dense_product(bool ta, bool tb) {
+  if (ta) return tb ? product_n<N, true, true> : product_n<N, true, false>;
+  return tb ? product_n<N, false, true> : product_n<N, false, false>;
+}
+
+// product_n for n in [kDenseMin, kDenseMax].
+DenseProduct dense_product(int64_t n, bool ta, bool tb) {
+  switch (n) {
+    case 8: return dense_product<8>(ta, tb);
+    case 9: return dense_product<9>(ta, tb);
+    case 10: return dense_product<10>(ta, tb);
+    case 11: return dense_product<11>(ta, tb);
+    case 12: return dense_product<12>(ta, tb);
+    case 13: return dense_product<13>(ta, tb);
+    case 14: return dense_product<14>(ta, tb);
+    case 15: return dense_product<15>(ta, tb);
+    default: return dense_product<16>(ta, tb);
   }
 }
 #endif
@@ -282,11 +320,8 @@ void sgemm_small(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
     return;
   }
 #if defined(__AVX512F__)
-  if (M == 16 && N == 16 && K == 16 && lda == 16 && ldb == 16) {
-    if (ta)
-      tb ? product16<true, true>(A, B, C, ldc, alpha, beta) : product16<true>(A, B, C, ldc, alpha, beta);
-    else
-      tb ? product16<false, true>(A, B, C, ldc, alpha, beta) : product16<false>(A, B, C, ldc, alpha, beta);
+  if (M == N && N == K && N >= kDenseMin && N <= kDenseMax && lda == N && ldb == N) {
+    dense_product(N, ta, tb)(A, B, C, ldc, alpha, beta);
     return;
   }
 #endif

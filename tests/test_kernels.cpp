@@ -72,11 +72,13 @@ TEST_CASE("sgemm_small matches a double reference for every transpose, odd sizes
   CHECK(padding_touched == 0);
 }
 
-TEST_CASE("sgemm_small's dense 16 x 16 x 16 kernel equals the general kernel bit for bit") {
-  // Dense 16 x 16 operands take product16 (AVX-512 builds); the same values with padded
-  // rows take the general register blocks. Both sum over k in the same order.
+TEST_CASE("sgemm_small's dense n x n x n kernels equal the general kernel bit for bit") {
+  // Dense n x n operands with 8 <= n <= 16 take product_n (AVX-512 builds); the same
+  // values with padded rows take the general register blocks. Both sum over k in the
+  // same order. n = 8 and 16 are the ends of product_n's range, 12 and 15 masked sizes.
   Rng rng(12);
-  const int64_t n = 16, pad = 19;
+  for (const int64_t n : {8, 12, 15, 16}) {
+  const int64_t pad = n + 3;
   auto padded = [&](const std::vector<float>& dense) {
     std::vector<float> out(static_cast<size_t>(n * pad), 0.0f);
     for (int64_t i = 0; i < n; ++i)
@@ -103,10 +105,11 @@ TEST_CASE("sgemm_small's dense 16 x 16 x 16 kernel equals the general kernel bit
             const double want = alpha * ref_entry(ta, tb, i, j, n, A.data(), n, B.data(), n);
             if (beta == 0.0f) worst = std::max(worst, std::abs(got - want) / (1.0 + std::abs(want)));
           }
-        INFO("ta " << ta << " tb " << tb << " alpha " << alpha << " beta " << beta << " ldc " << ldc);
+        INFO("n " << n << " ta " << ta << " tb " << tb << " alpha " << alpha << " beta " << beta << " ldc " << ldc);
         CHECK(differ == 0);
         CHECK(worst < 1e-5);
       }
+  }
 }
 
 TEST_CASE("sgemm_small with beta = 0 ignores NaNs already in C") {
