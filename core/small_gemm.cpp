@@ -103,10 +103,11 @@ constexpr int L = simd::kLanes;
 constexpr int64_t kPanel = (simd::kRegisters == 32 ? 4 : 2) * L;
 // Rows of C per register block for W vectors per row: RB * W accumulators, W rows of
 // B and one broadcast stay within the register file. Four-vector panels take up to six
-// rows, not five: with at most five GCC folds the loads of B into the FMAs (a memory
-// operand per FMA, 16 loads and 4 broadcasts per k for a 4 x 4 block, `objdump` of
-// block<4, 4>) and the block runs at half speed; with six it keeps B's four vectors in
-// registers (24 + 4 + 1 = 29 of 32). 16 x 64 x 225 products went from ~95 to ~230
+// rows, not five: for blocks of four rows or fewer GCC folds the loads of B into the
+// FMAs (a memory operand per FMA: 16 loads and 4 broadcasts per k in block<4, 4>, by
+// `objdump`; five and six rows keep B's four vectors in registers), and a limit of five
+// split C's 16-row blocks into four blocks of four, which ran at half speed. Six splits
+// them 5 + 5 + 6 (24 + 4 + 1 = 29 of 32 registers). 16 x 64 x 225 products went from ~95 to ~230
 // GFLOP/s on one Zen 5 core, a third of the paper-sized OSMFormer's step
 // (docs/performance-log.md, 2026-12-04).
 constexpr int max_rows(int W) {
