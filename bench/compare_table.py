@@ -176,7 +176,7 @@ def main():
     if int(rounds) < 5:
         print()
         print("Fewer than five rounds: on a shared machine the medians and ranges of so few say little.")
-    if cores and torch_cores != [c.upper() for c in cores]:
+    if cores and [c.upper() for c in torch_cores] != [c.upper() for c in cores]:
         print()
         print("**The two sides may not run the same OpenBLAS kernels** (liegrad %s, PyTorch %s): where OpenBLAS "
               "does not know the CPU its own choice is a narrower fallback, which slows PyTorch's dense products." % (

@@ -9,6 +9,7 @@
 #include "autograd/shape_ops.hpp"
 #include "groups/group.hpp"
 #include "kernels/causal_mha.hpp"
+#include "kernels/exprnn_scan.hpp"
 #include "kernels/lstm_scan.hpp"
 #include "kernels/mean_attention.hpp"
 #include "kernels/osm_scan.hpp"
@@ -70,6 +71,21 @@ std::vector<ag::OpCheck> kernel_op_checks() {
   }));
   c.push_back(gaussian_check("lstm_scan(T=1)", {{2, 1, 8}, {2, 8}, {2, 2}, {2, 2}}, [](const Vs& x) {
     return lstm_scan(x[0], x[1], x[2], x[3], static_cast<Array<double>*>(nullptr));
+  }));
+  // The expRNN recurrence (B=3, T=4, h=5) and a single step; every input (x, Q, the
+  // modReLU bias, h0) differentiable. The bias is scaled to 0.05 as in modrelu's own
+  // check, so few entries sit near the kink |z| + b = 0. Q is any square matrix here: the
+  // op does not use its orthogonality.
+  c.push_back(gaussian_check("exprnn_scan", {{3, 4, 5}, {5, 5}, {5}, {3, 5}}, [](const Vs& x) {
+    return exprnn_scan(x[0], ag::scale(x[1], 0.5), ag::scale(x[2], 0.05), x[3]);
+  }));
+  // x also feeds an op recorded later, whose backward runs first: exprnn_scan adds its
+  // gradient to one that has started instead of writing it in place.
+  c.push_back(gaussian_check("exprnn_scan(x's gradient started)", {{3, 4, 5}, {5, 5}, {5}, {3, 5}}, [](const Vs& x) {
+    return ag::add(exprnn_scan(x[0], ag::scale(x[1], 0.5), ag::scale(x[2], 0.05), x[3]), x[0]);
+  }));
+  c.push_back(gaussian_check("exprnn_scan(T=1)", {{2, 1, 4}, {4, 4}, {4}, {2, 4}}, [](const Vs& x) {
+    return exprnn_scan(x[0], x[1], ag::scale(x[2], 0.05), x[3]);
   }));
   // Causal multi-head attention on qkv (B,T,3D): 2 heads of 3, T = 5 and T = 19 (two row blocks).
   c.push_back(gaussian_check("causal_self_attention", {{2, 5, 18}}, [](const Vs& x) {
@@ -258,6 +274,16 @@ std::vector<ag::EquivalenceCheck> kernel_reference_checks() {
       },
       [](const Vs& x) { return lstm_scan(x[0], x[1], x[2], x[3], static_cast<Array<double>*>(nullptr)); },
       [](const Vs& x) { return lstm_scan_reference(x[0], x[1], x[2], x[3]); }));
+  // The expRNN window: B = 3 lanes, T = 7 steps, h = 6, a bias with both signs (some
+  // units switched off by modReLU).
+  c.push_back(equivalence(
+      "exprnn_scan == reference B=3 T=7 h=6",
+      [](Rng& rng) {
+        return std::vector<A>{rng.normal_array<double>(Shape{3, 7, 6}), rng.normal_array<double>(Shape{6, 6}, 0.5),
+                              rng.normal_array<double>(Shape{6}, 0.3), rng.normal_array<double>(Shape{3, 6})};
+      },
+      [](const Vs& x) { return exprnn_scan(x[0], x[1], x[2], x[3]); },
+      [](const Vs& x) { return exprnn_scan_reference(x[0], x[1], x[2], x[3]); }));
   // The fused dense layers (autograd/linear.hpp) on 2 x 150 = 300 rows, three of
   // linear_gelu's 128-row blocks, a partial one last; with and without bias.
   const auto normals = [](std::vector<Shape> shapes) {

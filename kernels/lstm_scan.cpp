@@ -13,6 +13,7 @@
 #include "core/profile.hpp"
 #include "core/small_gemm.hpp"
 #include "core/vmath.hpp"
+#include "kernels/scan_common.hpp"
 
 namespace liegrad::kernels {
 
@@ -29,20 +30,10 @@ struct Saved {
   Array<T> h0, c0; // (B,h)
 };
 
-void lanes_of(int64_t B, int t, int nt, int64_t& lo, int64_t& hi) {
-  lo = B * t / nt;
-  hi = B * (t + 1) / nt;
-}
-
-int scan_threads(int64_t B, int64_t T_, int64_t h) {
-  const bool worth = B > 1 && 8 * B * T_ * h * h >= kMinParallelFlops && !in_parallel_region();
-  return worth ? static_cast<int>(std::min<int64_t>(num_threads(), B)) : 1;
-}
-
 template <class T>
 void forward(Saved<T>& sv, const T* xw, const T* w, T* hs) {
   const int64_t B = sv.B, T_ = sv.T_, h = sv.h, G = 4 * h;
-  const int nt = scan_threads(B, T_, h);
+  const int nt = scan_threads(B, 8 * B * T_ * h * h);
 #pragma omp parallel num_threads(nt) if (nt > 1)
   {
     int64_t lo, hi;
@@ -82,7 +73,7 @@ void forward(Saved<T>& sv, const T* xw, const T* w, T* hs) {
 template <class T>
 void backward(const Saved<T>& sv, const T* Gh, const T* hs, const T* w, T* DA, T* dW, T* dh0, T* dc0) {
   const int64_t B = sv.B, T_ = sv.T_, h = sv.h, G = 4 * h;
-  const int nt = scan_threads(B, T_, h);
+  const int nt = scan_threads(B, 8 * B * T_ * h * h);
   Array<T> wT(Shape{G, h});  // W_hh^T, so dh_{t-1} = da W^T is a plain product
   for (int64_t i = 0; i < h; ++i)
     for (int64_t j = 0; j < G; ++j) wT[j * h + i] = w[i * G + j];
@@ -125,12 +116,8 @@ void backward(const Saved<T>& sv, const T* Gh, const T* hs, const T* w, T* DA, T
       }
   }
   if (dW) {
-    // H_prev (B,T,h): row b T + t holds h_{t-1} of lane b (h0 at t = 0).
-    Buffer<T> hprev(B * T_ * h);  // every row written
-    parallel_for(B, grain_for(T_ * h), [&](int64_t b) {
-      std::copy(sv.h0.data() + b * h, sv.h0.data() + (b + 1) * h, hprev.data() + b * T_ * h);
-      std::copy(hs + b * T_ * h, hs + ((b + 1) * T_ - 1) * h, hprev.data() + (b * T_ + 1) * h);
-    });
+    Buffer<T> hprev(B * T_ * h);  // H_prev, every row written
+    previous_states(B, T_, h, sv.h0.data(), hs, hprev.data());
     gemm<T>(true, false, h, G, B * T_, T(1), hprev.data(), h, DA, G, T(1), dW, G);
   }
 }
@@ -166,33 +153,14 @@ Var<T> lstm_scan(const Var<T>& xw, const Var<T>& w_hh, const Var<T>& h0, const V
     for (int64_t b = 0; b < B; ++b)
       std::copy(sv->c.data() + (b * T_ + T_ - 1) * h, sv->c.data() + (b * T_ + T_) * h, c_last->data() + b * h);
   }
-  // Recorded by hand (as record_op does): the backward reads the op's output (the h_t).
   bool needs = false;
   if (grad_enabled()) needs = xw.requires_grad() || w_hh.requires_grad() || h0.requires_grad() || c0.requires_grad();
-  Var<T> result(std::move(hs), needs);
-  if (needs) {
-    result.node()->is_leaf = false;
-    std::shared_ptr<Node<T>> node = result.node_ptr();
-    Tape<T>::current().record([node, xw, w_hh, h0, c0, sv, tag = prof::current_tag()]() {
-      if (node->grad.empty()) return;
-      prof::Scope timed_b(tag);
-      // da is xw's gradient: written straight into a fresh one, else added to it.
-      bool fresh = false;
-      T* dxw = xw.requires_grad() ? xw.node()->grad_for_write(&fresh).data() : nullptr;
-      Buffer<T> own(dxw && fresh ? 0 : node->grad.size() * 4);  // (B,T,4h) when not written in place
-      T* DA = dxw && fresh ? dxw : own.data();
-      backward(*sv, node->grad.data(), node->value.data(), w_hh.value().data(), DA,
-               w_hh.requires_grad() ? w_hh.node()->grad_ref().data() : nullptr,
-               h0.requires_grad() ? h0.node()->grad_ref().data() : nullptr,
-               c0.requires_grad() ? c0.node()->grad_ref().data() : nullptr);
-      if (dxw && !fresh) {
-        const int64_t n = own.size();
-        parallel_for(n, kMinParallelWork, [&](int64_t i) { dxw[i] += own.data()[i]; });
-      }
-      node->grad = Array<T>();
-    });
-  }
-  return result;
+  // da_t is xw's gradient (DA); the backward reads the h_t (out).
+  return record_scan<T>(std::move(hs), needs, xw, [w_hh, h0, c0, sv](const T* G, const T* out, T* DA) {
+    backward(*sv, G, out, w_hh.value().data(), DA, w_hh.requires_grad() ? w_hh.node()->grad_ref().data() : nullptr,
+             h0.requires_grad() ? h0.node()->grad_ref().data() : nullptr,
+             c0.requires_grad() ? c0.node()->grad_ref().data() : nullptr);
+  });
 }
 
 template Var<float> lstm_scan(const Var<float>&, const Var<float>&, const Var<float>&, const Var<float>&,

@@ -115,6 +115,19 @@ Var<T> lstm_scan_reference(const Var<T>& xw, const Var<T>& w_hh, const Var<T>& h
 }
 
 template <class T>
+Var<T> exprnn_scan_reference(const Var<T>& x, const Var<T>& Q, const Var<T>& b, const Var<T>& h0) {
+  const int64_t B = x.shape()[0], T_ = x.shape()[1], h = Q.shape()[0];
+  Var<T> hid = h0;
+  std::vector<Var<T>> outs;
+  for (int64_t t = 0; t < T_; ++t) {
+    const Var<T> z = ag::add(ag::matmul(hid, Q, false, true), ag::reshape(ag::slice(x, 1, t, t + 1), Shape{B, h}));
+    hid = ag::modrelu(z, b);
+    outs.push_back(ag::reshape(hid, Shape{B, 1, h}));
+  }
+  return ag::concat(outs, 1);
+}
+
+template <class T>
 Var<T> linear_reference(const Var<T>& x, const Var<T>& W, const Var<T>& b) {
   const int64_t K = W.shape()[0];
   std::vector<int64_t> out = x.shape().vec();
@@ -145,6 +158,7 @@ Var<T> linear_gelu_reference(const Var<T>& x, const Var<T>& W, const Var<T>& b) 
                                                 int64_t);                                                          \
   template Var<T> causal_self_attention_reference(const Var<T>&, int, const std::vector<T>&, T, double, Rng*);     \
   template Var<T> lstm_scan_reference(const Var<T>&, const Var<T>&, const Var<T>&, const Var<T>&);              \
+  template Var<T> exprnn_scan_reference(const Var<T>&, const Var<T>&, const Var<T>&, const Var<T>&);            \
   template Var<T> linear_reference(const Var<T>&, const Var<T>&, const Var<T>&);                                   \
   template Var<T> linear_residual_reference(const Var<T>&, const Var<T>&, const Var<T>&, const Var<T>&);           \
   template Var<T> linear_gelu_reference(const Var<T>&, const Var<T>&, const Var<T>&);

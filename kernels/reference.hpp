@@ -15,6 +15,8 @@
 //                                    with attention dropout on the probabilities
 //   lstm_scan_reference          a_t = xw_t + h_{t-1} W_hh; i,f,o = sigmoid; g = tanh;
 //                                c_t = f c_{t-1} + i g; h_t = o tanh(c_t)          (Hochreiter & Schmidhuber 1997)
+//   exprnn_scan_reference        z_t = h_{t-1} Q^T + x_t; h_t = modrelu(z_t, b)  (Lezcano-Casado &
+//                                Martinez-Rubio 2019; the expRNN baseline, docs/models.md)
 //   linear_reference             x W + b           (autograd/linear.hpp's fused dense layers:
 //   linear_residual_reference    r + x W + b        the transformer's, docs/models.md §6)
 //   linear_gelu_reference        gelu(x W + b)
@@ -66,6 +68,9 @@ ag::Var<T> causal_self_attention_reference(const ag::Var<T>& qkv, int heads, con
 template <class T>
 ag::Var<T> lstm_scan_reference(const ag::Var<T>& xw, const ag::Var<T>& w_hh, const ag::Var<T>& h0,
                                const ag::Var<T>& c0);
+
+template <class T>
+ag::Var<T> exprnn_scan_reference(const ag::Var<T>& x, const ag::Var<T>& Q, const ag::Var<T>& b, const ag::Var<T>& h0);
 
 // x (..., K), W (K,N), b (N) or undefined, r (..., N) -> (..., N).
 template <class T>

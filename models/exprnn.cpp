@@ -4,6 +4,7 @@
 // bias U(-0.01, 0.01); head as nn.Linear, U(-1/sqrt(h), 1/sqrt(h)).
 #include "models/exprnn.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <tuple>
 
@@ -11,6 +12,7 @@
 #include "core/profile.hpp"
 #include "groups/expm.hpp"
 #include "groups/group_ops.hpp"
+#include "kernels/exprnn_scan.hpp"
 #include "core/config.hpp"
 #include "models/param_search.hpp"
 
@@ -49,18 +51,18 @@ ag::Var<T> ExpRnn<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int
   Array<T> h0 = state && !state->empty() ? state->tensors.at(0) : Array<T>(Shape{B, h});
   if (h0.shape() != Shape{B, h})
     throw ShapeError("exprnn: carried state " + h0.shape().str() + " does not fit batch " + std::to_string(B));
-  Var<T> hs = Var<T>::constant(std::move(h0));
-  Var<T> Q = reshape(groups::expm(groups::hat(*group_, transition_)), Shape{h, h});  // exp(A), once per window
-  Var<T> x = embedding(input_, inputs, {B, T_});                                     // U e_x, (B,T,h)
-  std::vector<Var<T>> outs;
-  outs.reserve(static_cast<size_t>(T_));
-  for (int64_t t = 0; t < T_; ++t) {
-    Var<T> z = add(matmul(hs, Q, false, true), reshape(slice(x, 1, t, t + 1), Shape{B, h}));  // rows: Q h + U e_x
-    hs = modrelu(z, bias_);
-    outs.push_back(reshape(hs, Shape{B, 1, h}));
+  const Var<T> Q = reshape(groups::expm(groups::hat(*group_, transition_)), Shape{h, h});  // exp(A), once per window
+  const Var<T> x = embedding(input_, inputs, {B, T_});                                     // U e_x, (B,T,h)
+  // h_t = modrelu(Q h_{t-1} + U e_{x_t}) for t < T as one fused op (kernels/exprnn_scan.hpp;
+  // kernels::exprnn_scan_reference writes the same recurrence with one tape op per step).
+  const Var<T> all = kernels::exprnn_scan(x, Q, bias_, Var<T>::constant(std::move(h0)));  // (B,T,h)
+  if (state) {
+    Array<T> last(Shape{B, h});
+    for (int64_t b = 0; b < B; ++b)
+      std::copy(all.value().data() + (b * T_ + T_ - 1) * h, all.value().data() + (b * T_ + T_) * h,
+                last.data() + b * h);
+    state->tensors = {std::move(last)};
   }
-  if (state) state->tensors = {hs.value()};
-  const Var<T> all = concat(outs, 1);  // (B,T,h)
   // The linear head is timed as readout, as in the other models (its FLOPs are the
   // readout family's in models/roofline.cpp); the recurrence stays "other".
   prof::Tag readout(prof::Family::Readout);

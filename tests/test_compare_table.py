@@ -30,7 +30,7 @@ def roofline(of_bound):
             "step": {"bound_ns_per_token": 10.0, "measured_ns_per_token": 10.0 / of_bound, "of_bound": of_bound}}
 
 
-def write_runs(out, rounds, with_roofline=True):
+def write_runs(out, rounds, with_roofline=True, torch_coretype=None):
     def put(name, side, r, obj):
         with open(os.path.join(out, "%s.%s.%d.json" % (name, side, r)), "w") as f:
             json.dump(obj, f)
@@ -43,9 +43,11 @@ def write_runs(out, rounds, with_roofline=True):
             lie["roofline"] = roofline([0.2, 0.3, 0.4, 0.5, 0.6][i])
         put("osmformer-linear", "liegrad", r, lie)
         put("osmformer-linear", "torch", r, {"model": "osmformer", "tokens_per_s": TORCH[i],
-                                             "tokens_per_cpu_s": TORCH[i] / 2, "peak_rss_mib": 500})
+                                             "tokens_per_cpu_s": TORCH[i] / 2, "peak_rss_mib": 500,
+                                             "openblas_coretype": torch_coretype})
         put("trained-osmformer-linear", "liegrad", r, dict(lie, tokens_per_s={"median": TRAINED[i]}))
-        put("trained-osmformer-linear", "torch", r, {"model": "osmformer", "tokens_per_s": TORCH[i]})
+        put("trained-osmformer-linear", "torch", r, {"model": "osmformer", "tokens_per_s": TORCH[i],
+                                                     "openblas_coretype": torch_coretype})
         put("gemm", "liegrad", r, {"op": "gemm", "liegrad_gflop_per_s": {"median": 100.0},
                                    "openblas_core": "Haswell"})
         put("stream", "liegrad", r, {"op": "stream", "triad_gb_per_s": {"median": 18.0 + r}})
@@ -84,6 +86,15 @@ class CompareTable(unittest.TestCase):
             self.assertIn("Fewer than five rounds", text)
             self.assertNotIn("step of bound", text)
             self.assertIn("over 3 paired round(s)", text)
+
+    def test_kernels_warning_only_when_the_sides_differ(self):
+        # OPENBLAS_CORETYPE as the environment spells it ("Haswell") against the core
+        # OpenBLAS reports ("Haswell"; compare.sh exports it upper-cased): the same kernels.
+        for torch_core, warned in (("Haswell", False), ("HASWELL", False), ("SKYLAKEX", True), (None, True)):
+            with tempfile.TemporaryDirectory() as out:
+                write_runs(out, 5, torch_coretype=torch_core)
+                text = table(out, 5)
+                self.assertEqual("may not run the same OpenBLAS kernels" in text, warned, (torch_core, text))
 
 
 if __name__ == "__main__":

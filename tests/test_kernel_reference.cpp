@@ -44,7 +44,8 @@ TEST_CASE("every fused kernel equals its unfused reference, forward and backward
   for (const auto& [kernel, err] : worst) MESSAGE("worst fused-vs-reference error of " << kernel << ": " << err);
   // Every fused op the models run has a reference, on complex and product groups too.
   for (const char* k : {"relative_update", "combined_update", "token_update", "osm_scan", "mean_head_attention",
-                        "causal_self_attention", "lstm_scan", "linear", "linear_gelu", "linear_residual"})
+                        "causal_self_attention", "lstm_scan", "exprnn_scan", "linear", "linear_gelu",
+                        "linear_residual"})
     CHECK(worst.count(k) == 1);
   CHECK(groups_seen.size() == 4);
 }
