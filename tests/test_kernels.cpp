@@ -226,13 +226,14 @@ TEST_CASE("transpose_small transposes every size exactly and leaves the rest alo
 }
 
 TEST_CASE("the skew packing maps equal their loops bit for bit, write only their entries, and invert") {
-  // d <= 16 take the AVX-512 kernels (where built), 17 and 20 the loops. Entries include
+  // d <= 16 take the one-register AVX-512 kernels (where built), 17-32 the two-register
+  // ones, 33 and 40 the loops. Entries include
   // +-0 and inf, whose signs a transpose-and-subtract form would get wrong (0 - 0 = +0).
   Rng rng(31);
   const float c = 0.70710678f;
   auto same_bits = [](float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; };
   int differ = 0, touched = 0, roundtrip = 0;
-  for (int64_t d : {1, 2, 3, 5, 8, 9, 15, 16, 17, 20}) {
+  for (int64_t d : {1, 2, 3, 5, 8, 9, 15, 16, 17, 18, 20, 23, 31, 32, 33, 40}) {
     const int64_t m = d * (d - 1) / 2, ld = d + 3;
     std::vector<float> u = normals(rng, m + 1);
     if (m > 2) u[0] = 0.0f, u[1] = -0.0f, u[2] = INFINITY;
