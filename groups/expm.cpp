@@ -238,7 +238,12 @@ class Program {
     placed_ = at;
     if (r == kX) val_[kX] = at;
   }
-  T* tangent(int r) const { return tangents_ + r * n2_; }
+  // The same for a tangent register (the tangent program's result on its output).
+  void place_tangent(int r, T* at) {
+    placed_tangent_reg_ = r;
+    placed_tangent_ = at;
+  }
+  T* tangent(int r) const { return r == placed_tangent_reg_ ? placed_tangent_ : tangents_ + r * n2_; }
   const T* value(int r) const { return val_[static_cast<size_t>(r)]; }
 
   // R[d] = R[a] R[b]
@@ -396,6 +401,8 @@ class Program {
   T known_scale_ = 1;
   int placed_reg_ = -1;  // see place()
   T* placed_ = nullptr;
+  int placed_tangent_reg_ = -1;  // see place_tangent()
+  T* placed_tangent_ = nullptr;
 };
 
 // ---------------------------------------------------------------------------
@@ -641,9 +648,10 @@ void one_tangent(int64_t n, const T* A, const ExpmPlan& plan, const T* a2, const
                  const T* cache, bool use_blas) {
   const int64_t n2 = n * n;
   Program<T> p(n, use_blas, plan.products(), scratch, scratch + kNumRegs * n2, const_cast<T*>(cache));
+  p.place_tangent(result_register(plan), M);  // as in one_forward: no copy at the end
   const int r = run_tangent(p, n, A, plan, a2, cache != nullptr, [&](T scale, T* x) { scaled_copy(n, scale, E, x); });
   const T* t = p.tangent(r);
-  std::copy(t, t + n2, M);
+  if (t != M) std::copy(t, t + n2, M);
 }
 
 // ---------------------------------------------------------------------------
