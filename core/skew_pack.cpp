@@ -97,6 +97,19 @@ void skew_from_upper_32(int64_t d, const float* u, float c, float* out, int64_t 
     }
 }
 
+// One diagonal tile of upper_of_skew (e <= 16 rows and columns): lanes i+1 .. e-1 of
+// c (x[i] - xt[i]) for each row i < e - 1, compressed into u from u + p on (p advances).
+inline void pack_diagonal_tile(int64_t e, const __m512* x, const __m512* xt, __m512 cv, float* u, int64_t& p) {
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; ++i)
+    if (i < e - 1) {
+      const int64_t len = e - 1 - i;
+      const __m512 v = _mm512_mul_ps(cv, _mm512_sub_ps(x[i], xt[i]));
+      _mm512_mask_storeu_ps(u + p, simd::tail_mask(len), _mm512_maskz_compress_ps(above_diagonal(i, e), v));
+      p += len;
+    }
+}
+
 // d <= 16.
 void upper_of_skew_16(int64_t d, const float* X, int64_t ldx, float c, float* u) {
   const __mmask16 row = simd::tail_mask(d);
@@ -107,16 +120,8 @@ void upper_of_skew_16(int64_t d, const float* X, int64_t ldx, float c, float* u)
     xt[i] = x[i];
   }
   simd::transpose16(xt);  // xt[i] lane j = X[j, i]
-  const __m512 cv = _mm512_set1_ps(c);
   int64_t p = 0;
-#pragma GCC unroll 16
-  for (int i = 0; i < 16; ++i)
-    if (i < d - 1) {
-      const int64_t len = d - 1 - i;
-      const __m512 v = _mm512_mul_ps(cv, _mm512_sub_ps(x[i], xt[i]));
-      _mm512_mask_storeu_ps(u + p, simd::tail_mask(len), _mm512_maskz_compress_ps(above_diagonal(i, d), v));
-      p += len;
-    }
+  pack_diagonal_tile(d, x, xt, _mm512_set1_ps(c), u, p);
 }
 
 // 16 < d <= 32: rows in two registers, as skew_from_upper_32; X^T's tiles by three
@@ -149,14 +154,7 @@ void upper_of_skew_32(int64_t d, const float* X, int64_t ldx, float c, float* u)
 #pragma GCC unroll 16
   for (int q = 0; q < 16; ++q) x11[q] = t11[q];
   simd::transpose16(t11);  // t11[q] lane l = X[16 + l, 16 + q]
-#pragma GCC unroll 16
-  for (int q = 0; q < 16; ++q)
-    if (q < d1 - 1) {
-      const int64_t len = d1 - 1 - q;
-      const __m512 v = _mm512_mul_ps(cv, _mm512_sub_ps(x11[q], t11[q]));
-      _mm512_mask_storeu_ps(u + p, simd::tail_mask(len), _mm512_maskz_compress_ps(above_diagonal(q, d1), v));
-      p += len;
-    }
+  pack_diagonal_tile(d1, x11, t11, cv, u, p);
 }
 
 }  // namespace
