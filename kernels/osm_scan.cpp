@@ -15,6 +15,7 @@
 #include "groups/expm_kernel.hpp"
 #include "kernels/mixing.hpp"
 #include "kernels/row_exponentials.hpp"
+#include "kernels/scan_common.hpp"
 #include "groups/group_ops.hpp"
 #include "groups/renormalize.hpp"
 
@@ -46,17 +47,8 @@ struct Saved {
 bool needs_relative(ScanDrive d) { return d != ScanDrive::Token; }
 bool needs_token(ScanDrive d) { return d != ScanDrive::Relative; }
 
-// Lanes [lo, hi) of thread t of nt.
-void lanes_of(int64_t B, int t, int nt, int64_t& lo, int64_t& hi) {
-  lo = B * t / nt;
-  hi = B * (t + 1) / nt;
-}
-
-// About 20 n^3 operations per lane and step.
-int scan_threads(int64_t B, int64_t T_, int64_t n) {
-  const bool worth = B > 1 && 20 * B * T_ * n * n * n >= kMinParallelFlops && !in_parallel_region();
-  return worth ? static_cast<int>(std::min<int64_t>(num_threads(), B)) : 1;
-}
+// Threads for a scan of B lanes over T_ steps: about 20 n^3 operations per lane and step.
+int scan_threads(int64_t B, int64_t T_, int64_t n) { return kernels::scan_threads(B, 20 * B * T_ * n * n * n); }
 
 template <class T>
 void forward(const Group& g, Saved<T>& sv, const T* table, const T* gammaT, T* out) {

@@ -1,4 +1,5 @@
-// Shared pieces of the fused recurrent scans (lstm_scan.cpp, exprnn_scan.cpp): the
+// Shared pieces of the fused recurrent scans (lstm_scan.cpp, exprnn_scan.cpp, and the
+// lane split and thread count of osm_scan.cpp): the
 // batch rows ("lanes") split over the OpenMP threads, each thread advancing its lanes in
 // lockstep through time; the previous-state matrix that lets a backward form its
 // recurrent weight's gradient as one product over the whole window (sum over t of
