@@ -13,6 +13,7 @@
 #include "kernels/lstm_scan.hpp"
 #include "kernels/mean_attention.hpp"
 #include "kernels/osm_scan.hpp"
+#include "kernels/prototype_logits.hpp"
 #include "kernels/reference.hpp"
 #include "kernels/relative_update.hpp"
 #include "kernels/token_update.hpp"
@@ -105,6 +106,26 @@ std::vector<ag::OpCheck> kernel_op_checks() {
     Rng mask_rng(11);
     return causal_self_attention(x[0], 2, std::vector<double>{0.5, 0.25}, 0.5, 0.3, &mask_rng);
   }));
+  // The prototype readout on a real, a complex (real_scale 1/2) and a product group, N = 300
+  // rows (two of the backward's 256-row chunks, the second partial); then with H's
+  // gradient started by a later use of H (the written-in-place path adds instead), and
+  // with H as its own prototypes (N = C: both products into one gradient buffer).
+  for (const char* spec : {"SO(3)", "U(2)", "SO(2)xU(2)"}) {
+    std::shared_ptr<const groups::Group> g = groups::make_group(spec);
+    const int64_t n = g->n();
+    c.push_back(gaussian_check(std::string("prototype_logits ") + g->name(), {{300, n, n}, {5, n, n}, {}, {5}},
+                               [g](const Vs& x) { return prototype_logits(*g, x[0], x[1], ag::scale(x[2], 0.5), x[3]); }));
+  }
+  {
+    std::shared_ptr<const groups::Group> g = groups::make_group("SO(3)");
+    c.push_back(gaussian_check("prototype_logits(H's gradient started)", {{7, 3, 3}, {4, 3, 3}, {}, {4}}, [g](const Vs& x) {
+      const ag::Vard first = prototype_logits(*g, x[0], x[1], x[2], x[3]);
+      return ag::add(first, prototype_logits(*g, ag::scale(x[0], 0.5), x[1], x[2], x[3]));
+    }));
+    c.push_back(gaussian_check("prototype_logits(H as its own prototypes)", {{4, 3, 3}, {}, {4}}, [g](const Vs& x) {
+      return prototype_logits(*g, x[0], x[0], x[1], x[2]);
+    }));
+  }
   for (ag::OpCheck& u : update_op_checks()) c.push_back(std::move(u));
   for (ag::OpCheck& u : combined_update_op_checks()) c.push_back(std::move(u));
   for (ag::OpCheck& u : token_update_op_checks()) c.push_back(std::move(u));
@@ -309,6 +330,16 @@ std::vector<ag::EquivalenceCheck> kernel_reference_checks() {
   c.push_back(equivalence("linear_residual == reference, r = x R=6 K=N=4", normals({{2, 3, 4}, {4, 4}, {4}}),
                           [](const Vs& x) { return ag::linear_residual(x[0], x[1], x[2], x[0]); },
                           [](const Vs& x) { return linear_residual_reference(x[0], x[1], x[2], x[0]); }));
+  // The prototype readout against inner_all -> mul(exp(log_tau)) -> add(bias), on the
+  // groups of the updates above, N = 300 rows.
+  for (const char* spec : {"SO(3)", "U(3)", "SU(2)", "SO(2)xU(2)"}) {
+    std::shared_ptr<const groups::Group> g = groups::make_group(spec);
+    const int64_t n = g->n();
+    c.push_back(equivalence(std::string("prototype_logits == reference ") + g->name(),
+                            normals({{300, n, n}, {6, n, n}, {}, {6}}),
+                            [g](const Vs& x) { return prototype_logits(*g, x[0], x[1], x[2], x[3]); },
+                            [g](const Vs& x) { return prototype_logits_reference(*g, x[0], x[1], x[2], x[3]); }));
+  }
   return c;
 }
 

@@ -146,6 +146,12 @@ Var<T> linear_gelu_reference(const Var<T>& x, const Var<T>& W, const Var<T>& b) 
   return ag::gelu(linear_reference(x, W, b));
 }
 
+template <class T>
+Var<T> prototype_logits_reference(const Group& g, const Var<T>& H, const Var<T>& P, const Var<T>& log_tau,
+                                  const Var<T>& bias) {
+  return ag::add(ag::mul(groups::inner_all(g, H, P), ag::exp(log_tau)), bias);
+}
+
 #define LIEGRAD_INSTANTIATE(T)                                                                                      \
   template Var<T> relative_update_reference(const Group&, const Var<T>&, const Var<T>&, const Var<T>&);            \
   template Var<T> combined_update_reference(const Group&, const Var<T>&, const Var<T>&, const Var<T>&,           \
@@ -161,7 +167,8 @@ Var<T> linear_gelu_reference(const Var<T>& x, const Var<T>& W, const Var<T>& b) 
   template Var<T> exprnn_scan_reference(const Var<T>&, const Var<T>&, const Var<T>&, const Var<T>&);            \
   template Var<T> linear_reference(const Var<T>&, const Var<T>&, const Var<T>&);                                   \
   template Var<T> linear_residual_reference(const Var<T>&, const Var<T>&, const Var<T>&, const Var<T>&);           \
-  template Var<T> linear_gelu_reference(const Var<T>&, const Var<T>&, const Var<T>&);
+  template Var<T> linear_gelu_reference(const Var<T>&, const Var<T>&, const Var<T>&);                            \
+  template Var<T> prototype_logits_reference(const Group&, const Var<T>&, const Var<T>&, const Var<T>&, const Var<T>&);
 LIEGRAD_INSTANTIATE(float)
 LIEGRAD_INSTANTIATE(double)
 #undef LIEGRAD_INSTANTIATE

@@ -20,6 +20,7 @@
 //   linear_reference             x W + b           (autograd/linear.hpp's fused dense layers:
 //   linear_residual_reference    r + x W + b        the transformer's, docs/models.md §6)
 //   linear_gelu_reference        gelu(x W + b)
+//   prototype_logits_reference   exp(log_tau) inner_all(H, P) + bias  (the OSM readout, docs/models.md §3)
 //
 // Arguments and shapes are those of the fused op each mirrors (see its header).
 #pragma once
@@ -80,5 +81,10 @@ ag::Var<T> linear_residual_reference(const ag::Var<T>& x, const ag::Var<T>& W, c
                                      const ag::Var<T>& r);
 template <class T>
 ag::Var<T> linear_gelu_reference(const ag::Var<T>& x, const ag::Var<T>& W, const ag::Var<T>& b);
+
+// H (N,n,n), P (C,n,n), log_tau (), bias (C) -> logits (N,C).
+template <class T>
+ag::Var<T> prototype_logits_reference(const groups::Group& g, const ag::Var<T>& H, const ag::Var<T>& P,
+                                      const ag::Var<T>& log_tau, const ag::Var<T>& bias);
 
 }  // namespace liegrad::kernels

@@ -8,6 +8,7 @@
 #include "core/profile.hpp"
 #include "groups/expm.hpp"
 #include "groups/group_ops.hpp"
+#include "kernels/prototype_logits.hpp"
 #include "models/registry.hpp"
 
 namespace liegrad::models {
@@ -103,8 +104,9 @@ PrototypeReadout<T>::PrototypeReadout(const OsmCommonConfig& cfg, int64_t C, Rng
 template <class T>
 ag::Var<T> PrototypeReadout<T>::logits(const ag::Var<T>& H, const ag::Var<T>& P) const {
   prof::Tag timed(prof::Family::Readout);
-  ag::Var<T> s = groups::inner_all(*group_, H, P);  // (N,C)
-  return ag::add(ag::mul(s, ag::exp(log_tau_)), bias_);
+  // tau Re tr(H* P_c) + b_c in one op; its unfused reference is
+  // ag::add(ag::mul(groups::inner_all(*group_, H, P), ag::exp(log_tau_)), bias_).
+  return kernels::prototype_logits(*group_, H, P, log_tau_, bias_);
 }
 
 template <class T>
