@@ -14,7 +14,8 @@
 #
 # Trained rows (issue 12), on unless --no-trained: each OSM model after 2,000 steps of its
 # table recipe, timed on both sides from the same checkpoint (liegrad bench --checkpoint,
-# torch_reference.py --weights). bench/trained.sh trains those checkpoints the first time
+# torch_reference.py --weights); with configs named on the command line, only the trained
+# rows of those (a config whose name is one of `bench/trained.sh --names`). bench/trained.sh trains those checkpoints the first time
 # (about an hour on 2 cores for all five) and reuses them after, from a cache folder
 # outside git (.cache/bench, or $LIEGRAD_BENCH_CACHE). Each round also times the float
 # GEMM peak (liegrad bench --op gemm, 1024^3), which the FLOP table divides by, and the
@@ -37,6 +38,7 @@ PYTHON="${PYTHON:-/usr/bin/python3}"
 TORCH_REF="$ROOT/bench/torch_reference.py"
 STEPS=20 WARMUP=3 THREADS=2 ROUNDS=5 OUT="" ALL=0 TRAINED=1
 CONFIGS=()
+NAMED=0  # 1 when configs are named on the command line
 
 die() { echo "compare.sh: $*" >&2; exit 1; }
 
@@ -51,7 +53,7 @@ while [ $# -gt 0 ]; do
     --no-trained) TRAINED=0; shift ;;
     -h|--help) sed -n '2,/^[^#]/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option '$1' (see --help)" ;;
-    *) [ -f "$1" ] || die "config '$1' does not exist"; CONFIGS+=("$1"); shift ;;
+    *) [ -f "$1" ] || die "config '$1' does not exist"; CONFIGS+=("$1"); NAMED=1; shift ;;
   esac
 done
 for v in STEPS WARMUP THREADS ROUNDS; do
@@ -115,12 +117,21 @@ run_side() {
 # Trained rows: the same OSM models from checkpoints after 2,000 steps (trained or reused).
 TRAINED_NAMES=()
 TRAINED_CKPTS=()
+WANTED=()  # the trained models to time: all of them, or those of the named configs
+if [ "$TRAINED" -eq 1 ] && [ "$NAMED" -eq 1 ]; then
+  known=" $(bash "$ROOT/bench/trained.sh" --names | tr '\n' ' ') "
+  for cfg in "${CONFIGS[@]}"; do
+    name="$(basename "$cfg" .json)"
+    case "$known" in *" $name "*) WANTED+=("$name") ;; esac
+  done
+  [ ${#WANTED[@]} -gt 0 ] || TRAINED=0
+fi
 if [ "$TRAINED" -eq 1 ]; then
   echo "compare.sh: trained rows: bench/trained.sh trains any missing checkpoint (cached, not in git)" >&2
   while read -r tname tckpt; do
     TRAINED_NAMES+=("$tname")
     TRAINED_CKPTS+=("$tckpt")
-  done < <(LIEGRAD="$LIEGRAD" bash "$ROOT/bench/trained.sh")
+  done < <(LIEGRAD="$LIEGRAD" bash "$ROOT/bench/trained.sh" "${WANTED[@]}")
 fi
 HAS_EXPM=0
 if "$LIEGRAD" bench --op expm --d 4 --n 8 --repeats 1 --threads 1 --json > /dev/null 2>&1; then

@@ -9,6 +9,7 @@
 #
 #   bench/trained.sh [--steps N] [NAME ...]     NAME in: osmformer-linear osmformer-identity
 #                                               osm-rnn-linear osm-rnn-identity osm-rnn-bounded
+#   bench/trained.sh --names                    prints the NAMEs, one per line, and exits
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 LIEGRAD="${LIEGRAD:-$ROOT/build/liegrad}"
@@ -37,6 +38,7 @@ NAMES=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --steps) STEPS="${2:?--steps needs a value}"; shift 2 ;;
+    --names) printf '%s\n' "${ORDER[@]}"; exit 0 ;;
     -h|--help) sed -n '2,/^[^#]/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option '$1' (see --help)" ;;
     *) [ -n "${CONFIG[$1]+x}" ] || die "unknown model '$1' (one of: ${ORDER[*]})"; NAMES+=("$1"); shift ;;
