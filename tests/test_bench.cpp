@@ -130,6 +130,13 @@ TEST_CASE("bench --op expm --norm: larger exponents take plans with more product
     REQUIRE(p.exit_code == 0);
     const json r = json::parse(p.out.substr(p.out.find('{')));
     CHECK(r["norm"].get<double>() == doctest::Approx(std::stod(norm)));
+    // The forward alone and the products alone, and the share derived from them.
+    const double forward = r["forward_matrices_per_s"]["median"].get<double>();
+    const double per_s = r["products_per_s"]["median"].get<double>();
+    CHECK(forward > 0);
+    CHECK(per_s > 0);
+    CHECK(r["forward_product_share"].get<double>() ==
+          doctest::Approx(r["mean_products"].get<double>() * forward / per_s));
     return r["mean_products"].get<double>();
   };
   CHECK(products("1") == doctest::Approx(3.0));

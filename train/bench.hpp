@@ -132,6 +132,12 @@ struct ExpmBenchResult {
   double mean_products = 0;  // forward products per exponential (the plans')
   Spread tape;     // matrices/s, expm tape op forward + backward (the training route)
   Spread kernels;  // matrices/s, expm_forward + expm_pullback
+  Spread forward;  // matrices/s, expm_forward alone (plans included)
+  Spread products;  // n x n x n products/s, batched_gemm over the same N matrices
+  // The share of the forward's time its products would take at the products' rate
+  // (mean_products / products ÷ 1 / forward, medians): the rest is the plan's passes,
+  // the linear combinations and copies, the cache, and bookkeeping.
+  double forward_product_share = 0;
   double tape_per_cpu_s = 0;  // matrices per second of process CPU time, tape route
   double peak_rss_mib = 0;
   nlohmann::json to_json() const;
