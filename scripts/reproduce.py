@@ -50,6 +50,11 @@ parked copy trained with other settings than the table now asks for (train.threa
 aside) is refused with the differing keys named, and --park never replaces a parked
 copy with an older state. A git commit that fails makes the exit status 1.
 
+Two invocations may share a table (two streams on a 2-core machine): each claims a run
+before training it (RUN.claim beside the run directory, holding the process id and its
+start time) and skips a run another live invocation has claimed; a claim left by a
+process that is gone is taken over.
+
 Usage: scripts/reproduce.py [--list] [--dry-run] [--summarize-only] [--commit]
                             [--emit-jobs FILE | --collect | --park]
                             [--binary build/liegrad] [--results-dir DIR] [--runs-dir DIR]
@@ -253,6 +258,53 @@ def job_line(binary, table, run, run_dir):
         q(ROOT), q(os.path.dirname(run_dir)), cmd, q(os.path.join(run_dir, "last.json")), q(run_dir + ".log"))
 
 
+def process_start(pid):
+    """The start time of process `pid` in clock ticks since boot (/proc/PID/stat, field
+    22), or None when there is no such process; with the pid it names one process even
+    after the pid is reused."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return int(stat[stat.rindex(")") + 2:].split()[19])
+
+
+def claim(run_dir):
+    """Claims a run for this process: True when RUN.claim was created (or taken over from
+    a process that is gone), False when a live process holds it."""
+    path = run_dir + ".claim"
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    mine = "%d %d\n" % (os.getpid(), process_start(os.getpid()) or 0)
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            try:
+                with open(path) as f:
+                    pid, start = (int(x) for x in f.read().split())
+            except (OSError, ValueError):
+                pid, start = -1, -1
+            if pid > 0 and process_start(pid) == start:
+                return False
+            try:
+                os.remove(path)  # stale: its process is gone
+            except FileNotFoundError:
+                pass
+            continue
+        with os.fdopen(fd, "w") as f:
+            f.write(mine)
+        return True
+    return False
+
+
+def release(run_dir):
+    try:
+        os.remove(run_dir + ".claim")
+    except FileNotFoundError:
+        pass
+
+
 def train(binary, table_name, table, run, dry_run, commit, manifest, mode="train", jobs=None):
     """Brings one run to results/TABLE/RUN: 'done', 'failed' or 'pending'. mode "train"
     trains it here; "emit" appends its job_line to `jobs` instead (nothing runs); "collect"
@@ -323,10 +375,17 @@ def train(binary, table_name, table, run, dry_run, commit, manifest, mode="train
         print("  " + " ".join(cmd))
         return "pending"
     if not finished:
-        os.makedirs(run_dir, exist_ok=True)
-        started = time.time()
-        with open(run_dir + ".log", "a") as log:
-            rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT).returncode
+        if not claim(run_dir):
+            print("  being trained by another invocation (%s.claim); skipped" % os.path.relpath(run_dir, ROOT),
+                  flush=True)
+            return "pending"
+        try:
+            os.makedirs(run_dir, exist_ok=True)
+            started = time.time()
+            with open(run_dir + ".log", "a") as log:
+                rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT).returncode
+        finally:
+            release(run_dir)
         if rc != 0:
             best = best_checkpoint(binary, run_dir) if long_tables.is_long(table) else None
             if record_divergence(run_dir, res_dir, time.time() - started, best):

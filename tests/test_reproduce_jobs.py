@@ -223,5 +223,48 @@ class Park(Sandbox):
         self.assertIn("give it alone", done.stderr)
         self.assertFalse(os.path.exists(self.runs))
 
+class Claims(Sandbox):
+    """Two invocations sharing a table: a run claimed by a live process is skipped, a claim
+    whose process is gone is taken over."""
+    run_id = "lstm-dataset=words-Z2-s1"
+
+    def claim_path(self):
+        return os.path.join(self.runs, "state_tracking", self.run_id + ".claim")
+
+    def write_claim(self, pid):
+        os.makedirs(os.path.dirname(self.claim_path()), exist_ok=True)
+        with open("/proc/%d/stat" % pid) as f:
+            stat = f.read()
+        start = stat[stat.rindex(")") + 2:].split()[19]
+        with open(self.claim_path(), "w") as f:
+            f.write("%d %s\n" % (pid, start))
+
+    def test_a_run_claimed_by_a_live_process_is_skipped(self):
+        holder = subprocess.Popen(["sleep", "60"])
+        try:
+            self.write_claim(holder.pid)
+            done = self.reproduce(only=self.run_id)
+        finally:
+            holder.kill()
+            holder.wait()
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("being trained by another invocation", done.stdout)
+        self.assertFalse(os.path.exists(os.path.join(self.runs, "state_tracking", self.run_id, "result.json")))
+        self.assertFalse(os.path.exists(os.path.join(self.results, "state_tracking", self.run_id)))
+        self.assertTrue(os.path.exists(self.claim_path()))  # left to its holder
+
+    def test_a_claim_whose_process_is_gone_is_taken_over_and_released(self):
+        gone = subprocess.Popen(["true"])
+        os.makedirs(os.path.dirname(self.claim_path()), exist_ok=True)
+        gone.wait()
+        with open(self.claim_path(), "w") as f:  # start time 1: no live process, even if the pid is reused
+            f.write("%d 1\n" % gone.pid)
+        done = self.reproduce(only=self.run_id)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertNotIn("being trained by another invocation", done.stdout)
+        self.assertTrue(os.path.exists(os.path.join(self.results, "state_tracking", self.run_id, "result.json")))
+        self.assertFalse(os.path.exists(self.claim_path()))  # released after training
+
+
 if __name__ == "__main__":
     unittest.main()
