@@ -67,6 +67,8 @@ class GrowBuffer {
   T* data() { return data_.get(); }
   const T* data() const { return data_.get(); }
   int64_t size() const { return size_; }
+  // Forgets the contents and keeps the capacity, for a buffer refilled every step.
+  void clear() { size_ = 0; }
 
  private:
   std::unique_ptr<T[]> data_;

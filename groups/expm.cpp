@@ -174,23 +174,29 @@ double paired_spectrum_bound(int64_t n, const T* a2) {
   return mean + std::sqrt(static_cast<double>(k - 1) * variance);
 }
 
+// The fewest squarings s >= 0 with norm <= theta 2^s. Doubling is exact in floating
+// point, so this is the exact smallest s (and stops at 1025 or so for a finite norm near
+// DBL_MAX, where theta 2^s overflows to infinity); a difference of logarithms,
+// ceil(log2 norm - log2 theta), cost four log2 calls per plan, about a product's time at
+// n = 16, and can be one off where norm / theta is a power of two.
+inline int squarings_for(double norm, double theta) {
+  int s = 0;
+  for (double covered = theta; norm > covered; covered *= 2) ++s;
+  return s;
+}
+
 // The cheapest plan whose threshold covers `norm`: without squaring the first degree
 // whose theta does, else 15+ or T_18 with the squarings each needs, the fewer products
 // and on a tie the fewer squarings (each squaring amplifies the rounding error): T_18
 // with s squarings for norms in (theta_15+ 2^s, theta_18 2^s], 15+ with s otherwise. A
 // non-finite norm takes T_18 without squaring, so NaN and Inf propagate to the result.
-// s comes from a difference of logarithms: norm / theta_15+ overflows for a finite
-// double norm near DBL_MAX (theta_15+ < 1), and casting that infinity is undefined.
 template <class T>
 ExpmPlan choose_plan(double norm) {
   const auto& theta = kTheta<T>;
   for (int d = 0; d < kNumDegrees; ++d)
     if (norm <= theta[static_cast<size_t>(d)]) return {d, 0};
   if (!std::isfinite(norm)) return {kNumDegrees - 1, 0};
-  auto with_squarings = [&](int d) {
-    const double s = std::ceil(std::log2(norm) - std::log2(theta[static_cast<size_t>(d)]));
-    return ExpmPlan{d, static_cast<int>(std::max(0.0, s))};
-  };
+  auto with_squarings = [&](int d) { return ExpmPlan{d, squarings_for(norm, theta[static_cast<size_t>(d)])}; };
   const ExpmPlan sastre = with_squarings(kNumDegrees - 2), taylor18 = with_squarings(kNumDegrees - 1);
   return sastre.products() < taylor18.products() ? sastre : taylor18;  // on a tie T_18 squares less
 }
@@ -573,12 +579,13 @@ template <class T>
 ExpmPlan plan_of(int64_t n, const T* A, T* a2, bool use_blas, bool* has_a2, bool known_skew = false) {
   *has_a2 = false;
   const double norm = norm1(n, A);
-  const ExpmPlan by_norm1 = choose_plan<T>(norm);
-  if (by_norm1.degree == 0 || !std::isfinite(norm) || !(known_skew || is_skew(n, A, a2))) return by_norm1;
+  // T_1 needs no bound sharper than the 1-norm; choose_plan is monotone in the norm, so
+  // the plan of the smaller bound is the cheaper one, and one call makes it.
+  if (norm <= kTheta<T>[0] || !std::isfinite(norm) || !(known_skew || is_skew(n, A, a2))) return choose_plan<T>(norm);
   product(n, A, A, a2, use_blas);
   *has_a2 = true;
   const double bound = std::sqrt(std::min(norm1(n, a2), paired_spectrum_bound<T>(n, a2)));
-  return bound < norm ? choose_plan<T>(bound) : by_norm1;
+  return choose_plan<T>(bound < norm ? bound : norm);
 }
 
 // ---------------------------------------------------------------------------

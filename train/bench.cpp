@@ -3,6 +3,7 @@
 #include "train/bench.hpp"
 
 #include <cblas.h>
+#include <omp.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -299,6 +300,39 @@ ExpmBenchResult bench_expm(int64_t n, int64_t N, int repeats, int threads, doubl
   auto product_route = [&] {
     batched_gemm<float>(N, false, false, n, n, n, 1.0f, A.data(), n * n, A.data(), n * n, 0.0f, Q.data(), n * n);
   };
+  // The OSM kernels' route: each thread plans and exponentiates its share of the
+  // matrices one at a time into its own cache, then replays it in the tangent program
+  // (the scan's backward), as kernels/osm_scan.cpp does per lane.
+  const int64_t n2 = n * n;
+  const int route_threads = num_threads();
+  std::vector<GrowBuffer<float>> caches(static_cast<size_t>(route_threads));
+  std::vector<groups::CachedExpm> records(static_cast<size_t>(N));
+  Array<float> M(A.shape());
+  auto fused_forward_route = [&] {
+#pragma omp parallel num_threads(route_threads)
+    {
+      std::vector<float> scratch(static_cast<size_t>(groups::expm_forward_scratch(n)));
+      GrowBuffer<float>& cache = caches[static_cast<size_t>(omp_get_thread_num())];
+      cache.clear();
+#pragma omp for schedule(static)
+      for (int64_t b = 0; b < N; ++b)
+        records[static_cast<size_t>(b)] = groups::expm_one_forward_cached(
+            n, A.data() + b * n2, Q.data() + b * n2, scratch.data(), cache, groups::ExponentKind::Skew);
+    }
+  };
+  auto fused_tangent_route = [&] {
+#pragma omp parallel num_threads(route_threads)
+    {
+      std::vector<float> scratch(static_cast<size_t>(groups::expm_pullback_scratch(n)));
+      const GrowBuffer<float>& cache = caches[static_cast<size_t>(omp_get_thread_num())];
+#pragma omp for schedule(static)
+      for (int64_t b = 0; b < N; ++b) {
+        const groups::CachedExpm& rec = records[static_cast<size_t>(b)];
+        groups::expm_one_tangent(n, A.data() + b * n2, rec.plan, G.data() + b * n2, M.data() + b * n2,
+                                 scratch.data(), cache.data() + rec.offset);
+      }
+    }
+  };
   ExpmBenchResult r;
   r.n = n;
   r.N = N;
@@ -317,8 +351,13 @@ ExpmBenchResult bench_expm(int64_t n, int64_t N, int repeats, int threads, doubl
   r.kernels = rates(repeats, static_cast<double>(N), kernel_route);
   r.forward = rates(repeats, static_cast<double>(N), forward_route);
   r.products = rates(repeats, static_cast<double>(N), product_route);
+  r.fused_forward = rates(repeats, static_cast<double>(N), fused_forward_route);
+  fused_forward_route();  // the records and caches the tangent route replays
+  r.fused_tangent = rates(repeats, static_cast<double>(N), fused_tangent_route);
   if (r.forward.median > 0 && r.products.median > 0)
     r.forward_product_share = r.mean_products / r.products.median * r.forward.median;
+  if (r.fused_forward.median > 0 && r.products.median > 0)
+    r.fused_forward_product_share = r.mean_products / r.products.median * r.fused_forward.median;
   r.peak_rss_mib = peak_rss_mib();
   return r;
 }
@@ -332,6 +371,9 @@ nlohmann::json ExpmBenchResult::to_json() const {
           {"forward_matrices_per_s", spread_json(forward)},
           {"products_per_s", spread_json(products)},
           {"forward_product_share", forward_product_share},
+          {"fused_forward_matrices_per_s", spread_json(fused_forward)},
+          {"fused_tangent_matrices_per_s", spread_json(fused_tangent)},
+          {"fused_forward_product_share", fused_forward_product_share},
           {"matrices_per_cpu_s", tape_per_cpu_s}, {"peak_rss_mib", peak_rss_mib}};
 }
 
@@ -351,6 +393,11 @@ std::string ExpmBenchResult::to_text() const {
                 "the forward's %.2f products take %.0f%% of its time at that rate (the rest: the plan's norms, "
                 "the linear combinations and copies, the cache)\n",
                 mean_products, 100.0 * forward_product_share);
+  text += buf;
+  text += "fused forward (OSM route): " + spread_text(fused_forward, " matrices/s", 0) + "\n";
+  text += "fused tangent (replayed):  " + spread_text(fused_tangent, " matrices/s", 0) + "\n";
+  std::snprintf(buf, sizeof buf, "the fused forward's products take %.0f%% of its time\n",
+                100.0 * fused_forward_product_share);
   text += buf;
   std::snprintf(buf, sizeof buf, "peak resident memory: %.1f MiB\n", peak_rss_mib);
   return text + buf;

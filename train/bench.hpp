@@ -134,10 +134,15 @@ struct ExpmBenchResult {
   Spread kernels;  // matrices/s, expm_forward + expm_pullback
   Spread forward;  // matrices/s, expm_forward alone (plans included)
   Spread products;  // n x n x n products/s, batched_gemm over the same N matrices
+  // The fused OSM kernels' route (kernels/osm_scan, relative_update): per matrix,
+  // expm_plan of a skew exponent and expm_one_forward recording into a per-thread
+  // cache; then expm_one_tangent replaying that cache. matrices/s.
+  Spread fused_forward, fused_tangent;
   // The share of the forward's time its products would take at the products' rate
   // (mean_products / products ÷ 1 / forward, medians): the rest is the plan's passes,
   // the linear combinations and copies, the cache, and bookkeeping.
   double forward_product_share = 0;
+  double fused_forward_product_share = 0;  // the same for fused_forward
   double tape_per_cpu_s = 0;  // matrices per second of process CPU time, tape route
   double peak_rss_mib = 0;
   nlohmann::json to_json() const;
