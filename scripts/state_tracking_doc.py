@@ -145,8 +145,11 @@ below (20,000 steps, a 5,000-step length curriculum, lr cosine to 0, τ = 1 for 
 models): `state_tracking_screen` tries every model at lr 0.001, 0.003 and 0.01 on S5
 (24 runs); `state_tracking_wide` tries the models that stayed at chance there again at
 width 128 (12 runs); and `state_tracking_long` trains every model on Z2, S3, A5 and S5
-with 3 seeds at the rate its screen chose by validation loss (120 runs; its runs wait,
-and say so, until their screen has finished):
+with 3 seeds at the rate its screen chose by validation loss (132 runs; its runs wait,
+and say so, until their screen has finished). Two of its rows train on lengths ≤ 128,
+DeltaProduct's protocol: `osm-rnn-token-so14-len128` on the recipe as it is, and
+`osm-rnn-token-so14-len128-slow` with the curriculum stretched to 20,000 steps (lengths
+reach 64 at step 10,000, the ≤ 64 rows' ramp rate halved) and 40,000 steps in all:
 
 ```sh
 bash scripts/reproduce.sh state_tracking_screen state_tracking_wide state_tracking_long   # a day or more on 2 cores; resumable

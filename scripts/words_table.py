@@ -172,6 +172,19 @@ def summarize(results_dir, table_name, table, runs):
              "length)." % b.get("train.eval_interval", "train.eval_interval"),
              "Wall time: %s." % ("%.1f min for %d finished runs" % (sum(walls) / 60, len(walls)) if walls else "no run finished yet"),
              "Produced by `scripts/reproduce.sh %s` from `configs/paper/tables.json`." % table_name]
+    # Rows whose own settings override the budget's steps or the configs' training length.
+    differ = {}
+    for r in summary["rows"]:
+        notes = []
+        if r.get("steps") is not None and b.get("train.steps") is not None and r["steps"] != b["train.steps"]:
+            notes.append("%d steps" % r["steps"])
+        if r.get("max_len") is not None and r["max_len"] != 64:
+            notes.append("words of length <= %d" % r["max_len"])
+        if notes:
+            differ.setdefault(r["model"], notes)
+    if differ:
+        lines.insert(3, "Rows with their own budget or training length: %s." % "; ".join(
+            "%s: %s" % (m, ", ".join(n)) for m, n in differ.items()))
     for g in groups:
         grow = [r for r in summary["rows"] if r["group"] == g]
         lengths = next((r["lengths"] for r in grow if r.get("lengths")), None)

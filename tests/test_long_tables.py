@@ -531,5 +531,33 @@ class LongTables(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(self.root, "long.md")))
 
 
+class WordsTableBudget(unittest.TestCase):
+    """A words table's header names the rows whose own settings override the budget's steps
+    or the configs' training length (state_tracking_long's <= 128 rows)."""
+
+    def result(self, steps, max_len, seed):
+        return {"parameters": 10, "classes": 2, "steps": steps, "steps_to_99": 100,
+                "config": {"train": {"lr": 0.003, "seed": seed}, "data": {"max_len": max_len}},
+                "test": [{"length": 64, "position_acc": 1.0, "sequence_acc": 1.0, "final_acc": 1.0}],
+                "val": {"position_acc": 1.0}, "wall_seconds": 1.0, "tokens_per_second": 1.0}
+
+    def test_rows_with_their_own_steps_or_length_are_named(self):
+        with tempfile.TemporaryDirectory() as root:
+            table = {"title": "t", "budget": {"train.steps": 20000, "train.batch": 32}, "seeds": [1]}
+            runs = [{"id": "plain-dataset=words-Z2-s1", "name": "plain", "sets": {"data.dataset": "words:Z2"}},
+                    {"id": "long-dataset=words-Z2-s1", "name": "long", "sets": {"data.dataset": "words:Z2"}}]
+            for run, (steps, max_len) in zip(runs, [(20000, 64), (40000, 128)]):
+                d = os.path.join(root, "t", run["id"])
+                os.makedirs(d)
+                with open(os.path.join(d, "result.json"), "w") as f:
+                    json.dump(self.result(steps, max_len, 1), f)
+            words_table.summarize(root, "t", table, runs)
+            with open(os.path.join(root, "t.md")) as f:
+                text = f.read()
+        self.assertIn("Rows with their own budget or training length: long: 40000 steps, words of length <= 128.",
+                      text)
+        self.assertNotIn("plain:", text)
+
+
 if __name__ == "__main__":
     unittest.main()
