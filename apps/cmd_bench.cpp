@@ -1,9 +1,10 @@
 // `liegrad bench (--config FILE | --checkpoint FILE) [--set k=v ...] [--steps N] [--warmup W] [--threads T] [--json]`,
 // `liegrad bench --op expm [--d 16] [--n 4096] [--repeats R] [--threads T] [--json]` and
-// `liegrad bench --op gemm [--n 1024] ...` and `liegrad bench --op stream [--mib 128] ...`:
+// `liegrad bench --op gemm [--n 1024] ...`, `liegrad bench --op stream [--mib 128] ...` and
+// `liegrad bench --op cores [--d 16] ...`:
 // training throughput on synthetic tokens with its roofline per op family, the batched
 // exponential with its pullback alone, the float GEMM rate (train/bench.hpp) or the
-// memory bandwidth (train/stream_bench.hpp).
+// memory bandwidth (train/stream_bench.hpp) or each CPU's speed (train/core_bench.hpp).
 // The command line only, like every apps/cmd_*.cpp: the timing is train/bench.cpp's, and
 // bench/ holds the scripts that run this command beside PyTorch.
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include "apps/commands.hpp"
 #include "train/bench.hpp"
 #include "train/checkpoint.hpp"
+#include "train/core_bench.hpp"
 #include "train/stream_bench.hpp"
 #include "train/run_config.hpp"
 
@@ -27,6 +29,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
           "       liegrad bench --op expm [--d 16] [--n 4096] [--norm 1] [--repeats 10] [--threads T] [--json]\n"
           "       liegrad bench --op gemm [--n 1024] [--repeats 10] [--threads T] [--json]\n"
           "       liegrad bench --op stream [--mib 128] [--repeats 10] [--threads T] [--json]\n"
+          "       liegrad bench --op cores [--d 16] [--repeats 10] [--json]\n"
           "Times N training steps (default 20, after W = 3 warm-up steps) of the configured model on\n"
           "synthetic tokens at the configured batch x seq_len and prints the median tokens/s (min, max),\n"
           "the share of time per op family and the peak resident memory. --op expm times the batched\n"
@@ -40,6 +43,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
           "--set): the exponential costs more once the exponents have grown in training.\n"
           "--op stream measures the memory bandwidth, STREAM triad a = b + s c on three float arrays\n"
           "of --mib MiB each (GB/s).\n"
+          "--op cores times d x d float products on each CPU the process may use, one at a time\n"
+          "(products/s), and the slowest over the fastest: on a shared machine the CPUs can differ.\n"
           "After the timed and profiled steps a model bench measures the GEMM peak (--peak-n^3) and the\n"
           "triad bandwidth (--stream-mib arrays) and prints a roofline per op family: the FLOPs and bytes\n"
           "per token (models/roofline.cpp), the bound they give, the measured time and its fraction of\n"
@@ -58,16 +63,21 @@ int cmd_bench(const std::vector<std::string>& argv) {
     std::printf("%s", json ? (r.to_json().dump() + "\n").c_str() : r.to_text().c_str());
     return 0;
   }
+  if (args.has("op") && args.get("op") == "cores") {
+    const auto r = train::bench_cores(args.get_int("d", 16), args.get_int("repeats", 10));
+    std::printf("%s", json ? (r.to_json().dump() + "\n").c_str() : r.to_text().c_str());
+    return 0;
+  }
   if (args.has("op")) {
     if (args.get("op") != "expm")
-      throw UsageError("--op: unknown op '" + args.get("op") + "' (known: expm, gemm, stream)");
+      throw UsageError("--op: unknown op '" + args.get("op") + "' (known: expm, gemm, stream, cores)");
     const auto r = train::bench_expm(args.get_int("d", 16), args.get_int("n", 4096), args.get_int("repeats", 10),
                                      args.get_int("threads", 0), args.get_double("norm", 1.0));
     std::printf("%s", json ? (r.to_json().dump() + "\n").c_str() : r.to_text().c_str());
     return 0;
   }
   if (args.has("config") == args.has("checkpoint"))
-    throw UsageError("give one of --config FILE or --checkpoint FILE (or --op expm|gemm); see --help");
+    throw UsageError("give one of --config FILE or --checkpoint FILE (or --op expm|gemm|stream|cores); see --help");
   train::BenchOptions opt;
   nlohmann::json config;
   if (args.has("checkpoint")) {

@@ -192,6 +192,12 @@ for ((r = 1; r <= ROUNDS; r++)); do
     echo "[stream] round $r/$ROUNDS ..." >&2
     run_side liegrad stream "$r" "$LIEGRAD" bench --op stream --threads "$THREADS" --json
   fi
+  # Each CPU's speed in the same sitting (small products, one CPU at a time): on a
+  # shared machine the two CPUs can differ, and an evenly split step waits on the slower.
+  if "$LIEGRAD" bench --help 2>&1 | grep -q -- '--op cores'; then
+    echo "[cores] round $r/$ROUNDS ..." >&2
+    run_side liegrad cores "$r" "$LIEGRAD" bench --op cores --json
+  fi
   # The batched exponential with its pullback, when liegrad supports --op expm.
   if [ "$HAS_EXPM" -eq 1 ]; then
     run_pair "$r" expm bench --op expm --d 16 --n 4096 --repeats "$STEPS" --threads "$THREADS" --json \

@@ -173,6 +173,11 @@ def main():
         print()
         print("Memory bandwidth (STREAM triad, liegrad bench --op stream, each round): %s GB/s." %
               fmt_range(S, "triad_gb_per_s", 1))
+    C = load(out, "cores", "liegrad")
+    if C:
+        print()
+        print("CPU speeds (liegrad bench --op cores, each round: the slowest CPU's rate of 16 x 16 products over the "
+              "fastest's, one CPU at a time; 1 is equal CPUs): %s." % fmt_range(C, "slowest_over_fastest", 2))
     if int(rounds) < 5:
         print()
         print("Fewer than five rounds: on a shared machine the medians and ranges of so few say little.")

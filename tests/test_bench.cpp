@@ -6,11 +6,15 @@
 // under the sanitizers); tests/test_roofline.cpp checks it at small sizes.
 #include <doctest/doctest.h>
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <cmath>
 
 #include "core/errors.hpp"
 #include "tests/train_test_utils.hpp"
 #include "train/bench.hpp"
+#include "train/core_bench.hpp"
 
 using namespace liegrad;
 using nlohmann::json;
@@ -147,4 +151,50 @@ TEST_CASE("bench --op expm --norm: larger exponents take plans with more product
   };
   CHECK(products("1") == doctest::Approx(3.0));
   CHECK(products("8") == doctest::Approx(5.0));
+}
+
+TEST_CASE("bench --op cores: one rate per CPU of the affinity mask, and the slowest over the fastest") {
+  test::TempDir tmp("bench_cores");
+  const auto p = test::run_liegrad({"bench", "--op", "cores", "--d", "8", "--repeats", "2", "--json"}, tmp.path.string());
+  INFO("exit " << p.exit_code << "\nstderr: " << p.err);
+  REQUIRE(p.exit_code == 0);
+  const json r = json::parse(p.out.substr(p.out.find('{')));
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  REQUIRE(sched_getaffinity(0, sizeof mask, &mask) == 0);
+  REQUIRE(r["cpus"].size() == static_cast<size_t>(CPU_COUNT(&mask)));  // the child inherits this mask
+  double slow = INFINITY, fast = 0;
+  for (const json& c : r["cpus"]) {
+    CHECK(CPU_ISSET(c["cpu"].get<int>(), &mask));
+    const double median = c["products_per_s"]["median"].get<double>();
+    CHECK(c["products_per_s"]["min"].get<double>() > 0);
+    CHECK(c["products_per_s"]["min"].get<double>() <= median);
+    CHECK(median <= c["products_per_s"]["max"].get<double>());
+    slow = std::min(slow, median);
+    fast = std::max(fast, median);
+  }
+  CHECK(r["slowest_over_fastest"].get<double>() == doctest::Approx(slow / fast));
+
+  // In process, from a thread allowed only its first CPU: that CPU alone is timed.
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  int first = 0;
+  while (!CPU_ISSET(first, &mask)) ++first;
+  CPU_SET(first, &one);
+  REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0);
+  const train::CoreBenchResult single = train::bench_cores(4, 1);
+  REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof mask, &mask) == 0);
+  REQUIRE(single.cpus.size() == 1);
+  CHECK(single.cpus[0].cpu == first);
+  CHECK(single.slowest_over_fastest == 1.0);
+
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--d", "0"}, {"--d", "65"}, {"--repeats", "0"}}) {
+    std::vector<std::string> args = {"bench", "--op", "cores"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    const auto q = test::run_liegrad(args, tmp.path.string());
+    CHECK(q.exit_code == 1);
+    CHECK(q.err.find("--d must be in 1..64 and --repeats >= 1") != std::string::npos);
+  }
+  CHECK_THROWS_AS(train::bench_cores(16, 0), ValueError);
 }

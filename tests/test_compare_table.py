@@ -51,6 +51,7 @@ def write_runs(out, rounds, with_roofline=True, torch_coretype=None):
         put("gemm", "liegrad", r, {"op": "gemm", "liegrad_gflop_per_s": {"median": 100.0},
                                    "openblas_core": "Haswell"})
         put("stream", "liegrad", r, {"op": "stream", "triad_gb_per_s": {"median": 18.0 + r}})
+        put("cores", "liegrad", r, {"op": "cores", "slowest_over_fastest": [0.7, 0.95, 1.0, 0.8, 0.9][i]})
 
 
 def table(out, rounds):
@@ -70,6 +71,8 @@ class CompareTable(unittest.TestCase):
             self.assertIn("osmformer-linear, liegrad trained ÷ init over 5 paired round(s): 0.90 (0.50–1.00)", text)
             self.assertIn("STREAM triad", text)
             self.assertIn("21.0 (19.0–23.0) GB/s", text)
+            # Each round's slowest CPU over its fastest: median 0.90 of 0.7 ... 1.0.
+            self.assertIn("1 is equal CPUs): 0.90 (0.70–1.00).", text)
             self.assertNotIn("Fewer than five rounds", text)
             # Roofline: fractions are medians over rounds (0.2 ... 0.6 -> 0.40); dense (no work) is a dash.
             roof = [line for line in text.splitlines() if line.startswith("| osmformer-linear |") and "0.40" in line]
