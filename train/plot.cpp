@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.hpp"
+#include "train/xml_escape.hpp"
 
 namespace liegrad::train {
 
@@ -48,12 +49,6 @@ double nice_step(double range, int target_ticks) {
   return (f < 1.5 ? 1 : f < 3 ? 2 : f < 7 ? 5 : 10) * mag;
 }
 
-std::string escape(const std::string& s) {
-  std::string o;
-  for (char c : s) o += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
-  return o;
-}
-
 }  // namespace
 
 std::string plot_runs_svg(const std::vector<std::string>& run_dirs, const std::string& title) {
@@ -86,7 +81,7 @@ std::string plot_runs_svg(const std::vector<std::string>& run_dirs, const std::s
   o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   o << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   o << "<text x=\"" << (L + (W - L - R) / 2) << "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">"
-    << escape(title.empty() ? "bits per character" : title) << "</text>\n";
+    << xml_escape(title.empty() ? "bits per character" : title) << "</text>\n";
   // Grid and ticks.
   for (double y = y0; y <= y1 + ystep / 2; y += ystep) {
     o << "<line x1=\"" << L << "\" x2=\"" << W - R << "\" y1=\"" << py(y) << "\" y2=\"" << py(y) << "\" stroke=\"#e5e5e5\"/>\n";
@@ -126,8 +121,8 @@ std::string plot_runs_svg(const std::vector<std::string>& run_dirs, const std::s
     const double ly = T + 20 + 36.0 * static_cast<double>(i);
     o << "<line x1=\"" << W - R + 14 << "\" x2=\"" << W - R + 40 << "\" y1=\"" << ly << "\" y2=\"" << ly << "\" stroke=\"" << c << "\" stroke-width=\"1\"/>\n";
     o << "<line x1=\"" << W - R + 14 << "\" x2=\"" << W - R + 40 << "\" y1=\"" << ly + 14 << "\" y2=\"" << ly + 14 << "\" stroke=\"" << c << "\" stroke-width=\"2.5\"/>\n";
-    o << "<text x=\"" << W - R + 46 << "\" y=\"" << ly + 4 << "\">" << escape(runs[i].label) << " train</text>\n";
-    o << "<text x=\"" << W - R + 46 << "\" y=\"" << ly + 18 << "\">" << escape(runs[i].label) << " validation</text>\n";
+    o << "<text x=\"" << W - R + 46 << "\" y=\"" << ly + 4 << "\">" << xml_escape(runs[i].label) << " train</text>\n";
+    o << "<text x=\"" << W - R + 46 << "\" y=\"" << ly + 18 << "\">" << xml_escape(runs[i].label) << " validation</text>\n";
   }
   o << "</svg>\n";
   return o.str();

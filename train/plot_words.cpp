@@ -12,6 +12,7 @@
 
 #include "core/errors.hpp"
 #include "data/group_words.hpp"
+#include "train/xml_escape.hpp"
 
 namespace liegrad::train {
 
@@ -54,12 +55,6 @@ Curve read_curve(const std::string& dir, const std::string& metric) {
   return c;
 }
 
-std::string escape(const std::string& s) {
-  std::string o;
-  for (char ch : s) o += ch == '<' ? "&lt;" : ch == '>' ? "&gt;" : ch == '&' ? "&amp;" : std::string(1, ch);
-  return o;
-}
-
 }  // namespace
 
 bool is_word_run(const std::string& dir) {
@@ -100,7 +95,7 @@ std::string plot_word_accuracy_svg(const std::vector<std::string>& run_dirs, con
     << "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   const std::string heading =
       !title.empty() ? title : (tasks.size() == 1 ? *tasks.begin() + ": " : std::string()) + metric_label + " against length";
-  o << "<text x=\"" << (L + (W - L - R) / 2) << "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">" << escape(heading)
+  o << "<text x=\"" << (L + (W - L - R) / 2) << "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">" << xml_escape(heading)
     << "</text>\n";
   for (int k = 0; k <= 10; k += 2) {
     const double a = k / 10.0;
@@ -116,7 +111,7 @@ std::string plot_word_accuracy_svg(const std::vector<std::string>& run_dirs, con
     << "\" fill=\"none\" stroke=\"black\"/>\n";
   o << "<text x=\"" << L + (W - L - R) / 2 << "\" y=\"" << H - 18 << "\" text-anchor=\"middle\">word length (log scale)</text>\n";
   o << "<text transform=\"translate(20," << T + (H - T - B) / 2 << ") rotate(-90)\" text-anchor=\"middle\">"
-    << escape(metric_label) << "</text>\n";
+    << xml_escape(metric_label) << "</text>\n";
   if (tasks.size() == 1 && runs.front().classes > 0) {  // chance: 1/|G|
     const double chance = 1.0 / static_cast<double>(runs.front().classes);
     o << "<line x1=\"" << L << "\" x2=\"" << W - R << "\" y1=\"" << py(chance) << "\" y2=\"" << py(chance)
@@ -142,7 +137,7 @@ std::string plot_word_accuracy_svg(const std::vector<std::string>& run_dirs, con
       o << "<circle cx=\"" << px(len) << "\" cy=\"" << py(acc) << "\" r=\"3.5\" fill=\"" << c << "\"/>\n";
     const double ly = T + 14 + 20.0 * static_cast<double>(i);
     o << "<line x1=\"" << W - R + 14 << "\" x2=\"" << W - R + 40 << "\" y1=\"" << ly << "\" y2=\"" << ly << "\" stroke=\""
-      << c << "\" stroke-width=\"2\"/>\n<text x=\"" << W - R + 46 << "\" y=\"" << ly + 4 << "\">" << escape(runs[i].label)
+      << c << "\" stroke-width=\"2\"/>\n<text x=\"" << W - R + 46 << "\" y=\"" << ly + 4 << "\">" << xml_escape(runs[i].label)
       << "</text>\n";
   }
   o << "</svg>\n";
