@@ -28,6 +28,7 @@ std::vector<int> allowed_cpus() {
   std::vector<int> cpus;
   for (int c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  if (cpus.empty()) throw Error("bench --op cores: the affinity mask names no CPU");
   return cpus;
 }
 
