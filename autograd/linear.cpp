@@ -47,6 +47,32 @@ void forward(const Dims& d, const T* x, const T* W, const T* b, T* out) {
   gemm<T>(false, false, d.R, d.N, d.K, T(1), x, d.K, W, d.N, b ? T(1) : T(0), out, d.N);
 }
 
+// Rows per block of the blocked forwards below: a block's output (rows x N) stays in
+// the thread's L2 from its first write (the bias, residual or scratch) to its last
+// (the product, GELU).
+constexpr int64_t kBlockRows = 128;
+
+// The rows of x W in blocks of kBlockRows over liegrad's threads, each block's product
+// serial in its thread (single-threaded OpenBLAS or liegrad's kernel, core/linalg.hpp):
+// per block, first(lo, rows) writes the block's rows of C (R,N), the product adds
+// x W (beta = 1), then last(lo, rows) (if given) reads them. The fill then ran in the
+// serial part of the step: a 4096 x 192 bias copy was 2-5% of a transformer step
+// (per-thread `perf` samples, 2026-12-05). float only in parallel; double (gradient
+// checks) runs the blocks in order. Each element of C sums over k in the same order as
+// one product over all rows would, so the blocking changes no bit.
+template <class T, class First, class Last>
+void blocked_rows(const Dims& d, const T* x, const T* W, T* C, First&& first, Last&& last) {
+  const int64_t blocks = (d.R + kBlockRows - 1) / kBlockRows;
+  const int64_t grain = std::is_same_v<T, float> ? grain_for_flops(2 * kBlockRows * d.K * d.N) : blocks;
+#pragma omp parallel for schedule(static) if (blocks >= 2 * grain && !in_parallel_region())
+  for (int64_t blk = 0; blk < blocks; ++blk) {
+    const int64_t lo = blk * kBlockRows, rows = std::min(kBlockRows, d.R - lo);
+    first(lo, rows);
+    gemm<T>(false, false, rows, d.N, d.K, T(1), x + lo * d.K, d.K, W, d.N, T(1), C + lo * d.N, d.N);
+    last(lo, rows);
+  }
+}
+
 // Given dpre (R,N): dx += dpre W^T, dW += x^T dpre (= where fresh), db += colsum(dpre).
 template <class T>
 void backward(const Dims& d, const T* dpre, const T* x, const T* W, GradOut<T> dx, GradOut<T> dW, T* db) {
@@ -75,8 +101,20 @@ T* grad_of(const Var<T>& v) {
 template <class T>
 Var<T> linear(const Var<T>& x, const Var<T>& W, const Var<T>& b) {
   const Dims d = check("linear", x, W, b);
-  Array<T> out = Array<T>::uninitialized(out_shape<T>(x.shape(), d.N));  // forward writes every row
-  forward(d, x.value().data(), W.value().data(), b.defined() ? b.value().data() : nullptr, out.data());
+  Array<T> out = Array<T>::uninitialized(out_shape<T>(x.shape(), d.N));  // every row filled below
+  const T* pb = b.defined() ? b.value().data() : nullptr;
+  T* po = out.data();
+  blocked_rows(
+      d, x.value().data(), W.value().data(), po,
+      [&](int64_t lo, int64_t rows) {
+        for (int64_t r = lo; r < lo + rows; ++r) {
+          if (pb)
+            std::copy(pb, pb + d.N, po + r * d.N);
+          else
+            std::fill(po + r * d.N, po + (r + 1) * d.N, T(0));
+        }
+      },
+      [](int64_t, int64_t) {});
   return record_op<T>(std::move(out), {&x, &W, &b}, [x, W, b, d](const Array<T>& g) {
     const auto [dx, dW] = grads_for_write(x, W);
     backward(d, g.data(), x.value().data(), W.value().data(), dx, dW, grad_of(b));
@@ -89,22 +127,26 @@ Var<T> linear_residual(const Var<T>& x, const Var<T>& W, const Var<T>& b, const 
   const Shape os = out_shape<T>(x.shape(), d.N);
   if (r.shape() != os)
     throw ShapeError("linear_residual: residual " + r.shape().str() + " must have the output's shape " + os.str());
-  // out = r + b in one pass, then the product adds x W (beta = 1).
+  // Per block: out = r + b, then the product adds x W (beta = 1).
   Array<T> out = Array<T>::uninitialized(os);  // every element written below
   const T* pr = r.value().data();
   const T* pb = b.defined() ? b.value().data() : nullptr;
   T* po = out.data();
-  parallel_for(d.R, grain_for(d.N), [&](int64_t i) {
-    const T* ri = pr + i * d.N;
-    T* oi = po + i * d.N;
-    if (pb) {
+  blocked_rows(
+      d, x.value().data(), W.value().data(), po,
+      [&](int64_t lo, int64_t rows) {
+        for (int64_t i = lo; i < lo + rows; ++i) {
+          const T* ri = pr + i * d.N;
+          T* oi = po + i * d.N;
+          if (pb) {
 #pragma omp simd
-      for (int64_t j = 0; j < d.N; ++j) oi[j] = ri[j] + pb[j];
-    } else {
-      std::copy(ri, ri + d.N, oi);
-    }
-  });
-  gemm<T>(false, false, d.R, d.N, d.K, T(1), x.value().data(), d.K, W.value().data(), d.N, T(1), po, d.N);
+            for (int64_t j = 0; j < d.N; ++j) oi[j] = ri[j] + pb[j];
+          } else {
+            std::copy(ri, ri + d.N, oi);
+          }
+        }
+      },
+      [](int64_t, int64_t) {});
   return record_op<T>(std::move(out), {&x, &W, &b, &r}, [x, W, b, r, d](const Array<T>& g) {
     const std::vector<GradOut<T>> gr = grads_for_write<T>({&x, &W, &r});
     if (gr[2].p) store_grad(gr[2].p, gr[2].fresh, g.size(), [&](int64_t i) { return g.data()[i]; });

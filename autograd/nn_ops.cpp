@@ -23,6 +23,11 @@ inline int64_t row_grain(int64_t row_len) { return grain_for(row_len); }
 // element operations (maximum, shift, exp, sum; then shift, exp and scale again).
 // Counting it as C kept the readout's 4096 x 65 rows on one thread.
 inline int64_t exp_row_grain(int64_t row_len) { return grain_for(8 * row_len); }
+// The same for LayerNorm rows, forward or backward: two row reductions and the
+// normalised row cost about 8 D element operations' time (4096 rows of 64 took about
+// 220 us forward on one Zen 5 thread, per-thread `perf` samples of a transformer step,
+// 2026-12-05). Counting a row as D kept the transformer's 4096 x 64 LayerNorms serial.
+inline int64_t norm_row_grain(int64_t row_len) { return grain_for(8 * row_len); }
 
 // q (n) = exp(x - shift), in SIMD for float (core/vmath.hpp); q may be x.
 template <class T>
@@ -161,7 +166,7 @@ Var<T> layer_norm(const Var<T>& x, const Var<T>& gamma, const Var<T>& beta, T ep
   const T* pg = gamma.value().data();
   const T* pb = beta.value().data();
   T* py = y.data();
-  parallel_for(R, row_grain(D), [&](int64_t r) {
+  parallel_for(R, norm_row_grain(D), [&](int64_t r) {
     const T* xr = px + r * D;
 #if LIEGRAD_SIMD
     if constexpr (std::is_same_v<T, float>) {  // the same row in float SIMD (layer_norm_rows.hpp)
@@ -194,7 +199,7 @@ Var<T> layer_norm(const Var<T>& x, const Var<T>& gamma, const Var<T>& beta, T ep
     const T* pgm = gamma.value().data();
     const T* pgr = g.data();
     T* dx = x.requires_grad() ? x.node()->grad_ref().data() : nullptr;
-    parallel_for(chunks, std::max<int64_t>(1, row_grain(D) / kNormChunkRows), [&](int64_t c) {
+    parallel_for(chunks, std::max<int64_t>(1, norm_row_grain(D) / kNormChunkRows), [&](int64_t c) {
       std::vector<T> hr(static_cast<size_t>(D));
       double* dg = param_grads ? partial.data() + c * 2 * D : nullptr;
 #if LIEGRAD_SIMD
