@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include "core/array_json.hpp"
 #include "core/config.hpp"
@@ -233,16 +234,30 @@ void Adam<T>::direction(typename Optimizer<T>::Slot& s, const T* g, const T* w, 
   const double wd = (decays && w) ? opt_.weight_decay : 0.0;
   T* m = s.buf[0].data();
   T* v = s.buf[1].data();
-  for (int64_t k = 0; k < n; ++k) {
-    double gk = static_cast<double>(g[k]);
-    if (wd > 0 && !decoupled_) gk += wd * static_cast<double>(w[k]);  // L2 penalty (plain Adam)
-    const double mk = b1 * static_cast<double>(m[k]) + (1.0 - b1) * gk;
-    const double vk = b2 * static_cast<double>(v[k]) + (1.0 - b2) * gk * gk;
-    m[k] = static_cast<T>(mk);
-    v[k] = static_cast<T>(vk);
-    d[k] = (mk / bc1) / (std::sqrt(vk / bc2) + eps);
-    if (wd > 0 && decoupled_) d[k] += wd * static_cast<double>(w[k]);  // Loshchilov & Hutter 2019
-  }
+  // One loop per form of the decay, each in SIMD: with the branches inside, GCC kept the
+  // loop scalar (one vsqrtsd and three vdivsd per element, `objdump`), and this loop was
+  // 3-4% of a transformer step, all of it in the serial part (per-thread `perf` samples,
+  // 2026-12-05). The same operations per element in the same order.
+  auto run = [&](auto l2, auto decoupled) {
+#pragma omp simd
+    for (int64_t k = 0; k < n; ++k) {
+      double gk = static_cast<double>(g[k]);
+      if constexpr (decltype(l2)::value) gk += wd * static_cast<double>(w[k]);  // L2 penalty (plain Adam)
+      const double mk = b1 * static_cast<double>(m[k]) + (1.0 - b1) * gk;
+      const double vk = b2 * static_cast<double>(v[k]) + (1.0 - b2) * gk * gk;
+      m[k] = static_cast<T>(mk);
+      v[k] = static_cast<T>(vk);
+      double dk = (mk / bc1) / (std::sqrt(vk / bc2) + eps);
+      if constexpr (decltype(decoupled)::value) dk += wd * static_cast<double>(w[k]);  // Loshchilov & Hutter 2019
+      d[k] = dk;
+    }
+  };
+  if (wd > 0 && !decoupled_)
+    run(std::true_type{}, std::false_type{});
+  else if (wd > 0)
+    run(std::false_type{}, std::true_type{});
+  else
+    run(std::false_type{}, std::false_type{});
 }
 
 // ---------------------------------------------------------------- factory
