@@ -122,13 +122,14 @@ void set_gemm_backend(GemmBackend backend) { g_backend.store(static_cast<int>(ba
 // over OpenMP threads in blocks of C when there is enough work, so one thread pool runs
 // everything (OpenBLAS stays single-threaded; see parallel.hpp).
 template <>
-void gemm_group<float>(const std::vector<GemmCall<float>>& calls) {
+void gemm_group<float>(const std::vector<GemmCall<float>>& calls, const std::vector<std::function<void()>>& side) {
   double flops = 0;
   for (const auto& c : calls) flops += 2.0 * static_cast<double>(c.M) * static_cast<double>(c.N) * static_cast<double>(c.K);
   const int threads = num_threads();
   if (threads < 2 || flops < static_cast<double>(kMinParallelFlops) || in_parallel_region()) {
     for (const auto& c : calls)
       if (c.M > 0 && c.N > 0) serial_product(c.trans_a, c.trans_b, c.M, c.N, c.K, c.alpha, c.A, c.lda, c.B, c.ldb, c.beta, c.C, c.ldc);
+    for (const auto& job : side) job();
     return;
   }
   std::vector<Block> blocks;
@@ -137,9 +138,14 @@ void gemm_group<float>(const std::vector<GemmCall<float>>& calls) {
   // Largest blocks first, so a long one (a weight gradient through OpenBLAS) does not
   // start last while the other threads idle. The order changes no result.
   std::stable_sort(blocks.begin(), blocks.end(), [](const Block& a, const Block& b) { return flops_of(a) > flops_of(b); });
-  const int64_t count = static_cast<int64_t>(blocks.size());
+  const int64_t jobs = static_cast<int64_t>(side.size()), count = jobs + static_cast<int64_t>(blocks.size());
 #pragma omp parallel for schedule(dynamic, 1) if (count > 1)
-  for (int64_t i = 0; i < count; ++i) run_block(blocks[static_cast<size_t>(i)]);
+  for (int64_t i = 0; i < count; ++i) {
+    if (i < jobs)
+      side[static_cast<size_t>(i)]();
+    else
+      run_block(blocks[static_cast<size_t>(i - jobs)]);
+  }
 }
 
 template <>
@@ -158,9 +164,10 @@ void gemm<double>(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alph
 }
 
 template <>
-void gemm_group<double>(const std::vector<GemmCall<double>>& calls) {
+void gemm_group<double>(const std::vector<GemmCall<double>>& calls, const std::vector<std::function<void()>>& side) {
   for (const auto& c : calls)
     gemm<double>(c.trans_a, c.trans_b, c.M, c.N, c.K, c.alpha, c.A, c.lda, c.B, c.ldb, c.beta, c.C, c.ldc);
+  for (const auto& job : side) job();
 }
 
 template <class T>

@@ -11,6 +11,7 @@
 // lda/ldb/ldc are row strides of the stored (untransposed) matrices.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace liegrad {
@@ -43,12 +44,17 @@ struct GemmCall {
   T* C = nullptr;
   int64_t ldc = 0;
 };
+// `side`: jobs that run in the same parallel region as the products, each whole in one
+// thread and before any block (e.g. a bias gradient's column sums beside the layer's two
+// products, on a thread that would otherwise wait for the region to start). They must
+// not read or write the products' outputs; serial parts inside them stay serial
+// (in_parallel_region()).
 template <class T>
-void gemm_group(const std::vector<GemmCall<T>>& calls);
+void gemm_group(const std::vector<GemmCall<T>>& calls, const std::vector<std::function<void()>>& side = {});
 template <>
-void gemm_group<float>(const std::vector<GemmCall<float>>& calls);
+void gemm_group<float>(const std::vector<GemmCall<float>>& calls, const std::vector<std::function<void()>>& side);
 template <>
-void gemm_group<double>(const std::vector<GemmCall<double>>& calls);
+void gemm_group<double>(const std::vector<GemmCall<double>>& calls, const std::vector<std::function<void()>>& side);
 
 // For b in [0, batch): C_b = alpha * op(A_b) * op(B_b) + beta * C_b, where
 // X_b = X + b * stride_x. A stride of 0 broadcasts one matrix over the batch
