@@ -76,6 +76,24 @@ void blocked_rows(const Dims& d, const T* x, const T* W, T* C, Fill&& fill) {
   }
 }
 
+// blocked_rows' fill: rows [lo, lo + rows) of C (R,N) = r's rows + b, either absent
+// when null (then 0 in its place).
+template <class T>
+void fill_rows(const Dims& d, const T* r, const T* b, T* C, int64_t lo, int64_t rows) {
+  for (int64_t i = lo; i < lo + rows; ++i) {
+    T* ci = C + i * d.N;
+    const T* ri = r ? r + i * d.N : nullptr;
+    if (ri && b) {
+#pragma omp simd
+      for (int64_t j = 0; j < d.N; ++j) ci[j] = ri[j] + b[j];
+    } else if (ri || b) {
+      std::copy(ri ? ri : b, (ri ? ri : b) + d.N, ci);
+    } else {
+      std::fill(ci, ci + d.N, T(0));
+    }
+  }
+}
+
 // Given dpre (R,N): dx += dpre W^T, dW += x^T dpre (= where fresh), db += colsum(dpre),
 // all in one parallel region: the column sums (and `side`, e.g. the residual's gradient)
 // run whole in one thread beside the products' blocks (gemm_group), where they ran
@@ -113,16 +131,8 @@ Var<T> linear(const Var<T>& x, const Var<T>& W, const Var<T>& b) {
   Array<T> out = Array<T>::uninitialized(out_shape<T>(x.shape(), d.N));  // every row filled below
   const T* pb = b.defined() ? b.value().data() : nullptr;
   T* po = out.data();
-  blocked_rows(
-      d, x.value().data(), W.value().data(), po,
-      [&](int64_t lo, int64_t rows) {
-        for (int64_t r = lo; r < lo + rows; ++r) {
-          if (pb)
-            std::copy(pb, pb + d.N, po + r * d.N);
-          else
-            std::fill(po + r * d.N, po + (r + 1) * d.N, T(0));
-        }
-      });
+  blocked_rows(d, x.value().data(), W.value().data(), po,
+               [&](int64_t lo, int64_t rows) { fill_rows<T>(d, nullptr, pb, po, lo, rows); });
   return record_op<T>(std::move(out), {&x, &W, &b}, [x, W, b, d](const Array<T>& g) {
     const auto [dx, dW] = grads_for_write(x, W);
     backward(d, g.data(), x.value().data(), W.value().data(), dx, dW, grad_of(b));
@@ -140,20 +150,8 @@ Var<T> linear_residual(const Var<T>& x, const Var<T>& W, const Var<T>& b, const 
   const T* pr = r.value().data();
   const T* pb = b.defined() ? b.value().data() : nullptr;
   T* po = out.data();
-  blocked_rows(
-      d, x.value().data(), W.value().data(), po,
-      [&](int64_t lo, int64_t rows) {
-        for (int64_t i = lo; i < lo + rows; ++i) {
-          const T* ri = pr + i * d.N;
-          T* oi = po + i * d.N;
-          if (pb) {
-#pragma omp simd
-            for (int64_t j = 0; j < d.N; ++j) oi[j] = ri[j] + pb[j];
-          } else {
-            std::copy(ri, ri + d.N, oi);
-          }
-        }
-      });
+  blocked_rows(d, x.value().data(), W.value().data(), po,
+               [&](int64_t lo, int64_t rows) { fill_rows(d, pr, pb, po, lo, rows); });
   return record_op<T>(std::move(out), {&x, &W, &b, &r}, [x, W, b, r, d](const Array<T>& g) {
     const std::vector<GradOut<T>> gr = grads_for_write<T>({&x, &W, &r});
     // The residual's gradient is g: beside the products, unless r is x or W (one buffer,
