@@ -48,9 +48,10 @@ void forward(const Dims& d, const T* x, const T* W, const T* b, T* out) {
   gemm<T>(false, false, d.R, d.N, d.K, T(1), x, d.K, W, d.N, b ? T(1) : T(0), out, d.N);
 }
 
-// Rows per block of the blocked forwards below: a block's output (rows x N) stays in
-// the thread's L2 from its first write (the bias, residual or scratch) to its last
-// (the product, GELU).
+// Rows per block of blocked_rows and of linear_gelu's forward: a block's output (rows x
+// N), or linear_gelu's pre-activation in a per-thread scratch, stays in the thread's L2
+// from its fill (bias or residual) to the product that adds to it (and to GELU and its
+// derivative, taken from the scratch).
 constexpr int64_t kBlockRows = 128;
 
 // C (R,N) = fill + x W in blocks of kBlockRows rows over liegrad's threads, each
@@ -166,10 +167,6 @@ Var<T> linear_residual(const Var<T>& x, const Var<T>& W, const Var<T>& b, const 
   });
 }
 
-// Rows per block of linear_gelu's forward: the block's pre-activation (rows x N) stays
-// in a per-thread scratch in L2 while GELU and its derivative are taken from it.
-constexpr int64_t kGeluRows = 128;
-
 template <class T>
 Var<T> linear_gelu(const Var<T>& x, const Var<T>& W, const Var<T>& b) {
   const Dims d = check("linear_gelu", x, W, b);
@@ -180,16 +177,16 @@ Var<T> linear_gelu(const Var<T>& x, const Var<T>& W, const Var<T>& b) {
   const T* px = x.value().data();
   const T* pW = W.value().data();
   const T* pb = b.defined() ? b.value().data() : nullptr;
-  const int64_t blocks = (d.R + kGeluRows - 1) / kGeluRows;
+  const int64_t blocks = (d.R + kBlockRows - 1) / kBlockRows;
   // float only in parallel: each block's product then runs serially in its thread
   // (single-threaded OpenBLAS or liegrad's kernel, core/linalg.hpp).
-  const int64_t grain = std::is_same_v<T, float> ? grain_for_flops(2 * kGeluRows * d.K * d.N) : blocks;
+  const int64_t grain = std::is_same_v<T, float> ? grain_for_flops(2 * kBlockRows * d.K * d.N) : blocks;
 #pragma omp parallel if (blocks >= 2 * grain && !in_parallel_region())
   {
-    std::vector<T> pre(static_cast<size_t>(std::min(kGeluRows, d.R) * d.N));
+    std::vector<T> pre(static_cast<size_t>(std::min(kBlockRows, d.R) * d.N));
 #pragma omp for schedule(static)
     for (int64_t blk = 0; blk < blocks; ++blk) {
-      const int64_t lo = blk * kGeluRows, rows = std::min(kGeluRows, d.R - lo);
+      const int64_t lo = blk * kBlockRows, rows = std::min(kBlockRows, d.R - lo);
       forward(Dims{rows, d.K, d.N}, px + lo * d.K, pW, pb, pre.data());
       vm::gelu_with_grad_array(rows * d.N, pre.data(), out.data() + lo * d.N, dgelu->data() + lo * d.N);
     }
