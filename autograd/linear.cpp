@@ -40,14 +40,6 @@ Shape out_shape(const Shape& xs, int64_t N) {
   return Shape::of(d);
 }
 
-// out (R,N) = x W (+ b)
-template <class T>
-void forward(const Dims& d, const T* x, const T* W, const T* b, T* out) {
-  if (b)
-    for (int64_t r = 0; r < d.R; ++r) std::copy(b, b + d.N, out + r * d.N);
-  gemm<T>(false, false, d.R, d.N, d.K, T(1), x, d.K, W, d.N, b ? T(1) : T(0), out, d.N);
-}
-
 // Rows per block of blocked_rows and of linear_gelu's forward: a block's output (rows x
 // N), or linear_gelu's pre-activation in a per-thread scratch, stays in the thread's L2
 // from its fill (bias or residual) to the product that adds to it (and to GELU and its
@@ -187,7 +179,8 @@ Var<T> linear_gelu(const Var<T>& x, const Var<T>& W, const Var<T>& b) {
 #pragma omp for schedule(static)
     for (int64_t blk = 0; blk < blocks; ++blk) {
       const int64_t lo = blk * kBlockRows, rows = std::min(kBlockRows, d.R - lo);
-      forward(Dims{rows, d.K, d.N}, px + lo * d.K, pW, pb, pre.data());
+      fill_rows(d, static_cast<const T*>(nullptr), pb, pre.data(), 0, rows);  // pre = b, then += x W
+      gemm<T>(false, false, rows, d.N, d.K, T(1), px + lo * d.K, d.K, pW, d.N, T(1), pre.data(), d.N);
       vm::gelu_with_grad_array(rows * d.N, pre.data(), out.data() + lo * d.N, dgelu->data() + lo * d.N);
     }
   }
