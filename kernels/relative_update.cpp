@@ -10,6 +10,7 @@
 #include "autograd/tape.hpp"
 #include "core/buffer.hpp"
 #include "core/parallel.hpp"
+#include "core/prefetch.hpp"
 #include "core/profile.hpp"
 #include "core/small_gemm.hpp"
 #include "groups/expm_kernel.hpp"
@@ -112,6 +113,11 @@ void forward(const Group& g, int64_t N, const T* H, const std::vector<Term<T>>& 
         scratch(static_cast<size_t>(expm_forward_scratch(n)));
     for (size_t k = 0; k < terms.size(); ++k)
       for (int64_t i = i0; i < i1; ++i) {
+        if (i + 1 < i1) {
+          prefetch_lines(H + (i + 1) * nn, nn);
+          prefetch_lines(terms[k].P + (i + 1) * nn, nn);
+          if (terms[k].P2) prefetch_lines(terms[k].P2 + (i + 1) * nn, nn);
+        }
         const T* P = terms[k].target(i, nn, sum.data());
         small_gemm_ld<T>(true, false, n, n, n, T(1), H + i * nn, n, P, n, T(0), R.data(), n);
         g.vee_kernel(R.data(), n, sv.r[k].data() + i * m);
@@ -163,6 +169,13 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* H, const 
     std::vector<T> scratch(static_cast<size_t>(expm_pullback_scratch(n)));
     std::vector<T> du(static_cast<size_t>(kChunk * m)), dr(static_cast<size_t>(kChunk * m));
     for (int64_t i = i0; i < i1; ++i) {
+      if (i + 1 < i1) {  // the next token's operands, while this one computes
+        const size_t j = static_cast<size_t>(i + 1);
+        prefetch_lines(sv.cache[j / kChunk].data() + sv.offset[j], expm_cache_size(sv.plans[j], n));
+        prefetch_lines(G + (i + 1) * nn, nn);
+        prefetch_lines(H + (i + 1) * nn, nn);
+        prefetch_lines(sv.E.data() + (i + 1) * nn, nn);
+      }
       const T* Gi = G + i * nn;
       const T* Ei = sv.E.data() + i * nn;
       if (dH) small_gemm_ld<T>(false, true, n, n, n, T(1), Gi, n, Ei, n, assign_dH ? T(0) : T(1), dH + i * nn, n);
@@ -196,6 +209,11 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* H, const 
       }
       if (!dH && !any_dP) continue;
       for (int64_t i = i0; i < i1; ++i) {
+        if (i + 1 < i1) {
+          prefetch_lines(term.P + (i + 1) * nn, nn);
+          if (term.P2) prefetch_lines(term.P2 + (i + 1) * nn, nn);
+          prefetch_lines(H + (i + 1) * nn, nn);
+        }
         g.hat_kernel(drows + (i - i0) * m, A.data(), n);  // dR_k / s
         // dH += s P_k (dR_k/s)^T = -s P_k (dR_k/s): algebra elements are skew (law "hat
         // lands in the skew matrices"), which spares the transpose of a B^T product.
