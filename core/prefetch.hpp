@@ -1,11 +1,11 @@
 // prefetch_lines: asks the CPU to bring an array into its caches ahead of use.
 //
-// The OSM kernels walk their tokens one at a time, and each token's work (a dozen
-// 16 x 16 products, an exponential) is long enough that the hardware prefetchers, which
-// run a few lines ahead of the misses they see, leave every token's operands to arrive
-// on demand: in the relative update's backward the next token's G, H, E and cached
-// products are fetched while the current token computes (docs/performance-log.md,
-// 2026-12-06). A hint only: no effect on any result.
+// The OSM relative update walks its tokens one at a time, and each token's work (six
+// d x d products and an exponential or its pullback) is long enough that the hardware
+// prefetchers, which run a few lines ahead of the misses they see, leave every token's
+// operands to arrive on demand. kernels/relative_update.cpp fetches the next token's
+// (G, H, E and the exponential's cached products in the backward) while the current one
+// computes (docs/performance-log.md, 2026-12-06). A hint only: no effect on any result.
 #pragma once
 #include <cstdint>
 
