@@ -6,6 +6,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "kernels/causal_mha_lanes.hpp"
 #include "kernels/causal_softmax.hpp"
 #include "autograd/tape.hpp"
 #include "core/buffer.hpp"
@@ -29,7 +30,11 @@ struct Saved {
   // (B*h,T,T): row i written up to the end of its 16-row block, zero above the diagonal;
   // the products read no further (o's and dq's rows i0.. read columns < i0 + rows, dv's
   // and dk's the columns of block i0 in rows >= i0). Past the block it is never written.
+  // On the lanes path (lanes: float, AVX-512, e <= 16, no dropout) it holds instead
+  // lanes::saved_floats(T) floats per (batch row, head).
   Buffer<T> P;
+  bool lanes = false;
+  int64_t per_head = 0;  // P's floats per (batch row, head)
   // Attention dropout: keep (B*h,T,T) is 1 where P's entry is kept, 0 where dropped;
   // empty without dropout. keep_scale = 1 / (1 - p).
   std::vector<uint8_t> keep;
@@ -96,14 +101,21 @@ void forward(Saved<T>& sv, const T* qkv, T* out) {
   const bool drop = !sv.keep.empty();
 #pragma omp parallel if (go_parallel(B * h, T_, e))
   {
-    std::vector<T> kt(static_cast<size_t>(e * T_)), pd(drop ? static_cast<size_t>(TT) : 0);
+    std::vector<T> kt(static_cast<size_t>(sv.lanes ? lanes::scratch_floats(T_) : e * T_)),
+        pd(drop ? static_cast<size_t>(TT) : 0);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t bk = 0; bk < B * h; ++bk) {
       const int64_t b = bk / h, k = bk % h;
       const auto [q, kk, v] = head_slices(qkv, b, k, T_, D, e);
-      T* P = sv.P.data() + bk * TT;
+      T* P = sv.P.data() + bk * sv.per_head;
       const uint8_t* keep = drop ? sv.keep.data() + bk * TT : nullptr;
       const T sl = sv.slopes.empty() ? T(0) : sv.slopes[static_cast<size_t>(k)];
+      if constexpr (std::is_same_v<T, float>) {
+        if (sv.lanes) {
+          lanes::forward(lanes::Head{T_, e, ld, q, kk, v}, sv.scale, sl, P, out + b * T_ * D + k * e, D, kt.data());
+          continue;
+        }
+      }
       gather_transpose(T_, e, kk, ld, kt.data());
       // One block of rows at a time, from its scores to its output while it is in L1
       // (o's rows i0.. need P's rows i0.. only, up to column i0 + rows).
@@ -137,15 +149,22 @@ void backward(const Saved<T>& sv, const T* G, const T* qkv, T* dqkv, bool fresh)
   const bool drop = !sv.keep.empty();
 #pragma omp parallel if (go_parallel(B * h, T_, e))
   {
-    std::vector<T> vt(static_cast<size_t>(e * T_)), dP(static_cast<size_t>(TT)), pd(drop ? static_cast<size_t>(TT) : 0);
+    std::vector<T> vt(sv.lanes ? 0 : static_cast<size_t>(e * T_)),
+        dP(static_cast<size_t>(sv.lanes ? lanes::scratch_floats(T_) : TT)), pd(drop ? static_cast<size_t>(TT) : 0);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t bk = 0; bk < B * h; ++bk) {
       const int64_t b = bk / h, k = bk % h;
       const auto [q, kk, v] = head_slices(qkv, b, k, T_, D, e);
       const auto [dq, dk, dv] = head_slices(dqkv, b, k, T_, D, e);
-      const T* P = sv.P.data() + bk * TT;
+      const T* P = sv.P.data() + bk * sv.per_head;
       const uint8_t* keep = drop ? sv.keep.data() + bk * TT : nullptr;
       const T* dO = G + b * T_ * D + k * e;
+      if constexpr (std::is_same_v<T, float>) {
+        if (sv.lanes) {
+          lanes::backward(lanes::Head{T_, e, ld, q, kk, v}, sv.scale, P, dO, D, dq, dk, dv, fresh, dP.data());
+          continue;
+        }
+      }
       gather_transpose(T_, e, v, ld, vt.data());
       if (drop) dropped_rows(sv, P, keep, 0, T_, pd.data());  // P~, read by dv's product below
       const T* Pu = drop ? pd.data() : P;
@@ -203,7 +222,9 @@ Var<T> causal_self_attention(const Var<T>& qkv, int heads, const std::vector<T>&
   sv->e = sv->D / heads;
   sv->scale = scale;
   sv->slopes = slopes;
-  sv->P = Buffer<T>(sv->B * heads * sv->T_ * sv->T_);
+  sv->lanes = std::is_same_v<T, float> && dropout == 0 && lanes::available(sv->e);
+  sv->per_head = sv->lanes ? lanes::saved_floats(sv->T_) : sv->T_ * sv->T_;
+  sv->P = Buffer<T>(sv->B * heads * sv->per_head);
   if (dropout > 0) {  // ag::dropout's draws, in its order (see the header)
     sv->keep.resize(static_cast<size_t>(sv->P.size()));
     rng->draw_keep_mask(dropout, sv->keep.data(), static_cast<int64_t>(sv->keep.size()));

@@ -9,7 +9,9 @@
 // matmul -> merge_heads, in one pass per (batch row, head) with OpenMP over those
 // pairs, computing only the causal half of each T x T product. Backward:
 //   dP = dO v^T, dv = P^T dO, dS = P .* (dP - rowsum(P .* dP)), dq = scale dS k, dk = scale dS^T q.
-// The forward keeps P (B*h,T,T).
+// The forward keeps P (B*h,T,T). In float without dropout, with heads up to 16 wide on
+// AVX-512, each (batch row, head) runs kernels/causal_mha_lanes.hpp instead (a block of
+// 16 queries in the lanes of a register; it keeps the causal half of the exponentials).
 //
 // Attention dropout (dropout > 0, training only): o = P~ v with P~ = P .* M / (1 - p),
 // M_ij = 0 with probability p. The mask is drawn from rng exactly as ag::dropout would
