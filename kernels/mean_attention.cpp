@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "kernels/causal_softmax.hpp"
+#include "kernels/mean_attention_lanes.hpp"
 #include "autograd/tape.hpp"
 #include "core/buffer.hpp"
 #include "core/fp_mode.hpp"
@@ -29,8 +30,13 @@ struct Saved {
   int64_t B = 0, T_ = 0, D = 0, h = 0;
   std::vector<T> beta;
   // (B,T,T), (B,T,T), (B,h,T,T); only the causal part (j <= i) of S and P is written
-  // or read; Abar is zeroed per batch row before it is summed into.
+  // or read; Abar is zeroed per batch row before it is summed into. On the lanes path
+  // (float on AVX-512: mean_attention_lanes.hpp) S and P hold per batch row, and per
+  // head, mean_lanes::lane_floats(T) floats (S^T and P^T in lane blocks) instead, and
+  // Abar its causal part and the zeros above the diagonal within each 16-row block.
   Buffer<T> S, Abar, P;
+  bool lanes = false;
+  int64_t per_row = 0;  // floats of S per batch row, and of P per (batch row, head)
 };
 
 template <class T>
@@ -60,12 +66,19 @@ void forward(const T* X, T* out, Saved<T>& sv, const std::vector<T>& slopes, T s
 #pragma omp parallel if (go_parallel(B, T_, D))
   {
     const FlushSubnormals ftz(std::is_same_v<T, float>);  // float only; core/fp_mode.hpp says why
-    std::vector<T> Xt(static_cast<size_t>(D * T_));
+    std::vector<T> Xt(static_cast<size_t>(sv.lanes ? mean_lanes::scratch_floats(T_, D) : D * T_));
 #pragma omp for schedule(dynamic, 1)
     for (int64_t b = 0; b < B; ++b) {
       const T* Xb = X + b * T_ * D;
-      T* Sb = sv.S.data() + b * TT;
+      T* Sb = sv.S.data() + b * sv.per_row;
       T* Ab = sv.Abar.data() + b * TT;
+      if constexpr (std::is_same_v<T, float>) {
+        if (sv.lanes) {
+          const mean_lanes::Row row{T_, D, h, Xb, sv.beta.data(), slopes.empty() ? nullptr : slopes.data(), s};
+          mean_lanes::forward_row(row, Sb, sv.P.data() + b * h * sv.per_row, Ab, out + b * T_ * D, Xt.data());
+          continue;
+        }
+      }
       transpose_rows(T_, D, Xb, Xt.data());
       causal_blocks<T>(T_, [&](int64_t i0, int64_t rows) {
         small_gemm_ld<T>(false, false, rows, i0 + rows, D, s, Xb + i0 * D, D, Xt.data(), T_, T(0), Sb + i0 * T_, T_);
@@ -97,34 +110,47 @@ void backward(const Saved<T>& sv, const T* G, const T* X, T* dX, T* dlog_beta, T
   {
     const FlushSubnormals ftz(std::is_same_v<T, float>);  // float only; core/fp_mode.hpp says why
     const int t = omp_get_thread_num();
-    std::vector<T> Xt(static_cast<size_t>(D * T_)), dA(static_cast<size_t>(TT)), dS(static_cast<size_t>(TT));
+    std::vector<T> Xt(static_cast<size_t>(sv.lanes ? mean_lanes::scratch_floats(T_, D) : D * T_)),
+        dA(sv.lanes ? 0 : static_cast<size_t>(TT)), dS(static_cast<size_t>(TT));
 #pragma omp for schedule(dynamic, 1)
     for (int64_t b = 0; b < B; ++b) {
       const T* Xb = X + b * T_ * D;
       const T* Gb = G + b * T_ * D;
-      const T* Sb = sv.S.data() + b * TT;
+      const T* Sb = sv.S.data() + b * sv.per_row;
       const T* Ab = sv.Abar.data() + b * TT;
-      if (dlog_beta || dX) {
-        transpose_rows(T_, D, Xb, Xt.data());
-        causal_blocks<T>(T_, [&](int64_t i0, int64_t rows) {  // dAbar = G X^T (causal part)
-          small_gemm_ld<T>(false, false, rows, i0 + rows, D, T(1), Gb + i0 * D, D, Xt.data(), T_, T(0),
-                           dA.data() + i0 * T_, T_);
-        });
-      }
+      if (!dlog_beta && !dX) continue;
       if (dX)
         causal_blocks<T>(T_, [&](int64_t i0, int64_t rows) {  // dX += Abar^T G
           small_gemm_ld<T>(true, false, rows, D, T_ - i0, T(1), Ab + i0 * T_ + i0, T_, Gb + i0 * D, D, T(1),
                            dX + (b * T_ + i0) * D, D);
         });
-      std::fill(dS.begin(), dS.end(), T(0));
-      for (int64_t k = 0; k < h; ++k) {
-        const T bk = sv.beta[static_cast<size_t>(k)];
-        const T* Pk = sv.P.data() + (b * h + k) * TT;
-        double acc = 0;
-        for (int64_t i = 0; i < T_; ++i)
-          acc += static_cast<double>(head_softmax_backward_row(i + 1, Pk + i * T_, dA.data() + i * T_, Sb + i * T_,
-                                                               inv_h, bk, dS.data() + i * T_));
-        dbeta[static_cast<size_t>(t * h + k)] += acc * static_cast<double>(bk);
+      bool done = false;  // dS and the dbeta sums from the lanes path
+      if constexpr (std::is_same_v<T, float>) {
+        if (sv.lanes) {
+          const mean_lanes::Row row{T_, D, h, Xb, sv.beta.data(), nullptr, s};
+          std::vector<double> dot_s(static_cast<size_t>(h), 0.0);
+          mean_lanes::backward_row(row, Sb, sv.P.data() + b * h * sv.per_row, Gb, dS.data(), dot_s.data(), Xt.data());
+          for (int64_t k = 0; k < h; ++k)
+            dbeta[static_cast<size_t>(t * h + k)] += dot_s[static_cast<size_t>(k)] * static_cast<double>(sv.beta[static_cast<size_t>(k)]);
+          done = true;
+        }
+      }
+      if (!done) {
+        transpose_rows(T_, D, Xb, Xt.data());
+        causal_blocks<T>(T_, [&](int64_t i0, int64_t rows) {  // dAbar = G X^T (causal part)
+          small_gemm_ld<T>(false, false, rows, i0 + rows, D, T(1), Gb + i0 * D, D, Xt.data(), T_, T(0),
+                           dA.data() + i0 * T_, T_);
+        });
+        std::fill(dS.begin(), dS.end(), T(0));
+        for (int64_t k = 0; k < h; ++k) {
+          const T bk = sv.beta[static_cast<size_t>(k)];
+          const T* Pk = sv.P.data() + (b * h + k) * TT;
+          double acc = 0;
+          for (int64_t i = 0; i < T_; ++i)
+            acc += static_cast<double>(head_softmax_backward_row(i + 1, Pk + i * T_, dA.data() + i * T_, Sb + i * T_,
+                                                                 inv_h, bk, dS.data() + i * T_));
+          dbeta[static_cast<size_t>(t * h + k)] += acc * static_cast<double>(bk);
+        }
       }
       if (dX) {
         // dX += s (dS + dS^T) X as two causal products (dS is lower triangular, its upper
@@ -168,9 +194,11 @@ Var<T> mean_head_attention(const Var<T>& X, const Var<T>& log_beta, const std::v
   sv->D = X.size() / (B * T_);
   sv->h = h;
   for (int64_t k = 0; k < h; ++k) sv->beta.push_back(std::exp(log_beta.value()[k]));
-  sv->S = Buffer<T>(B * T_ * T_);
+  sv->lanes = std::is_same_v<T, float> && mean_lanes::available();
+  sv->per_row = sv->lanes ? mean_lanes::lane_floats(T_) : T_ * T_;
+  sv->S = Buffer<T>(B * sv->per_row);
   sv->Abar = Buffer<T>(B * T_ * T_);
-  sv->P = Buffer<T>(B * h * T_ * T_);
+  sv->P = Buffer<T>(B * h * sv->per_row);
   Array<T> out = Array<T>::uninitialized(X.shape());  // every row written by forward
   forward(X.value().data(), out.data(), *sv, slopes, s);
   return record_op<T>(std::move(out), {&X, &log_beta}, [X, log_beta, sv, s](const Array<T>& G) {

@@ -11,7 +11,9 @@
 //   dAbar = G X^T,  dX += Abar^T G,  dS^k = P^k .* (dAbar/h - rowsum(P^k .* dAbar/h)),
 //   dS = sum_k beta_k dS^k (causal part),  dX += s (dS X + dS^T X) (two causal products),
 //   dlog_beta_k = beta_k sum <dS^k, S>.
-// The forward keeps S, Abar and every P^k.
+// The forward keeps S, Abar and every P^k. In float on AVX-512 the softmaxes run with a
+// block of 16 queries in the lanes of a register (kernels/mean_attention_lanes.hpp),
+// between the same products.
 #pragma once
 #include <vector>
 

@@ -1,8 +1,10 @@
-// The float fused attention with queries in lanes (kernels/causal_mha_lanes.hpp, taken
-// for float without dropout and heads up to 16 wide on AVX-512 builds) against the same
-// op in double (the general path, itself checked against the unfused reference and
-// central differences in test_kernel_reference.cpp): forward and backward, every head
-// width, T not a multiple of 16, a gradient already started, and two threads.
+// The float attention kernels with queries in lanes against the same ops in double (the
+// general paths, themselves checked against the unfused references and central
+// differences in test_kernel_reference.cpp), forward and backward: the Transformer's
+// (kernels/causal_mha_lanes.hpp: float without dropout, heads up to 16 wide) for every
+// head width, T not a multiple of 16, a gradient already started and two threads; the
+// OSMFormer's head-averaged attention (kernels/mean_attention_lanes.hpp) for ragged T,
+// several heads, with and without slopes.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -15,6 +17,8 @@
 #include "core/rng.hpp"
 #include "kernels/causal_mha.hpp"
 #include "kernels/causal_mha_lanes.hpp"
+#include "kernels/mean_attention.hpp"
+#include "kernels/mean_attention_lanes.hpp"
 
 using namespace liegrad;
 
@@ -50,11 +54,11 @@ Result run(const Array<double>& x, const Array<double>& seed, int heads, const s
   return r;
 }
 
-// max |a - b| / max |b|.
+// max |a - b| / max |b| (max |a - b| where b is all zero, e.g. dlog_beta at T = 1).
 double relative_error(const Array<double>& a, const Array<double>& b) {
   double scale = 0;
   for (int64_t i = 0; i < b.size(); ++i) scale = std::max(scale, std::abs(b[i]));
-  return max_abs_diff(a, b) / scale;
+  return max_abs_diff(a, b) / (scale > 0 ? scale : 1.0);
 }
 
 }  // namespace
@@ -110,4 +114,69 @@ TEST_CASE("float attention with queries in lanes gives the same bits on one thre
   CHECK(max_abs_diff(one.out, two.out) == 0.0);
   CHECK(max_abs_diff(one.grad, two.grad) == 0.0);
   CHECK(max_abs_diff(one.grad, Array<double>(one.grad.shape(), 0.0)) > 0.0);
+}
+
+namespace {
+
+struct MeanResult {
+  Array<double> out, dX, dlog_beta;
+};
+
+// mean_head_attention at X (B*T rows of D) in precision T, backward from seed.
+template <class T>
+MeanResult run_mean(const Array<double>& x, const Array<double>& log_beta, const Array<double>& seed,
+                    const std::vector<double>& slopes, double s, int64_t B, int64_t T_) {
+  auto cast = [](const Array<double>& a) {
+    Array<T> b(a.shape());
+    for (int64_t i = 0; i < a.size(); ++i) b[i] = static_cast<T>(a[i]);
+    return b;
+  };
+  auto back = [](const Array<T>& a) {
+    Array<double> b(a.shape());
+    for (int64_t i = 0; i < a.size(); ++i) b[i] = static_cast<double>(a[i]);
+    return b;
+  };
+  auto& tape = ag::Tape<T>::current();
+  tape.clear();
+  ag::Var<T> X = ag::Var<T>::parameter(cast(x)), lb = ag::Var<T>::parameter(cast(log_beta));
+  ag::Var<T> y = kernels::mean_head_attention(X, lb, std::vector<T>(slopes.begin(), slopes.end()), static_cast<T>(s), B, T_);
+  tape.backward(y, cast(seed));
+  MeanResult r{back(y.value()), back(X.grad()), back(lb.grad())};
+  tape.clear();
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("float head-averaged attention with queries in lanes equals the double op, ragged T, with and without slopes") {
+  struct Case {
+    int64_t B, T_, D;
+    int heads;
+    bool slopes;
+  };
+  const Case cases[] = {{2, 37, 16, 3, true}, {1, 128, 9, 4, true}, {3, 16, 25, 1, false}, {1, 1, 16, 2, true},
+                        {2, 50, 4, 2, false}};
+  Rng rng(707);
+  double worst = 0;
+  for (const Case& c : cases) {
+    INFO("B " << c.B << ", T " << c.T_ << ", D " << c.D << ", " << c.heads << " heads, slopes " << c.slopes);
+    const Array<double> x = rng.normal_array<double>(Shape{c.B * c.T_, c.D}, 0.5);
+    const Array<double> seed = rng.normal_array<double>(Shape{c.B * c.T_, c.D});
+    const Array<double> log_beta = rng.normal_array<double>(Shape{c.heads}, 0.3);
+    std::vector<double> slopes;
+    if (c.slopes)
+      for (int k = 0; k < c.heads; ++k) slopes.push_back(std::pow(2.0, -(k + 1)));
+    const double s = 1.0 / std::sqrt(static_cast<double>(c.D));
+    const MeanResult f = run_mean<float>(x, log_beta, seed, slopes, s, c.B, c.T_);
+    const MeanResult d = run_mean<double>(x, log_beta, seed, slopes, s, c.B, c.T_);
+    const double eo = relative_error(f.out, d.out), ex = relative_error(f.dX, d.dX),
+                 eb = relative_error(f.dlog_beta, d.dlog_beta);
+    INFO("forward error " << eo << ", dX error " << ex << ", dlog_beta error " << eb);
+    CHECK(eo < 2e-6);
+    CHECK(ex < 2e-6);
+    CHECK(eb < 2e-5);
+    worst = std::max({worst, eo, ex, eb});
+  }
+  MESSAGE("worst float-vs-double error of the head-averaged lanes attention: "
+          << worst << " (path available: " << kernels::mean_lanes::available() << ")");
 }
