@@ -1,11 +1,11 @@
 // Causal attention with the queries of a block in the lanes of a register (see
 // causal_mha_lanes.hpp for the formulas).
 //
-// Layout of `saved` for one head: block b (queries i0 = 16 b .. i0 + 15) keeps e_j for
-// keys j = 0 .. i0 + 15 as 16-float vectors (lane r = query i0 + r), starting at
-// 256 b (b + 1) / 2; after all blocks, 16 floats of 1 / l per block. Keys past T and
-// queries past T (the last block's unused lanes) hold finite values nothing reads back
-// into a result: those queries' q and dO rows load as zeros and are never stored.
+// Layout of `saved` for one head: the e_j in lane blocks (kernels/lane_blocks.hpp: block
+// b, queries i0 = 16 b .. i0 + 15, one vector per key j < i0 + 16, lane r = query
+// i0 + r), then 16 floats of 1 / l per block. Queries past T (the last block's unused
+// lanes) hold finite values nothing reads back into a result: their q and dO rows load
+// as zeros and are never stored.
 //
 // Each loop over keys takes them eight at a time, eight independent accumulators of E
 // FMAs each (one FMA's latency is four cycles, two issue per cycle), with the
@@ -19,15 +19,12 @@
 #include "core/errors.hpp"
 #include "core/simd.hpp"
 #include "core/vmath.hpp"
+#include "kernels/lane_blocks.hpp"
 
 namespace liegrad::kernels::lanes {
 
-namespace {
-
-inline int64_t blocks(int64_t T) { return (T + 15) / 16; }
-inline int64_t block_offset(int64_t b) { return 128 * b * (b + 1); }
-
-}  // namespace
+using lane_blocks::block_offset;
+using lane_blocks::blocks;
 
 int64_t saved_floats(int64_t T) { return block_offset(blocks(T)) + 16 * blocks(T); }
 
@@ -42,14 +39,9 @@ int64_t scratch_floats(int64_t T) { return 32 * T + 256 * blocks(T); }
 
 namespace {
 
+using lane_blocks::causal_lanes;
 using simd::V;
 constexpr int kUnroll = 8;
-
-// Lanes r with query i0 + r >= key j: all of them below the diagonal block.
-inline __mmask16 causal_lanes(int64_t j, int64_t i0) {
-  const int64_t shift = j - i0;
-  return shift <= 0 ? __mmask16(0xFFFF) : __mmask16(0xFFFFu << shift);
-}
 
 // x[r] = row r (E floats, the rest 0) of a 16-row block at p with row stride ld; rows
 // r >= n are 0. With transpose, x[c] = column c instead.

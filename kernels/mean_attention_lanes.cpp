@@ -12,15 +12,12 @@
 #include "core/simd.hpp"
 #include "core/small_gemm.hpp"
 #include "core/vmath.hpp"
+#include "kernels/lane_blocks.hpp"
 
 namespace liegrad::kernels::mean_lanes {
 
-namespace {
-
-inline int64_t blocks(int64_t T) { return (T + 15) / 16; }
-inline int64_t block_offset(int64_t b) { return 128 * b * (b + 1); }
-
-}  // namespace
+using lane_blocks::block_offset;
+using lane_blocks::blocks;
 
 int64_t lane_floats(int64_t T) { return block_offset(blocks(T)); }
 
@@ -35,6 +32,7 @@ int64_t scratch_floats(int64_t T, int64_t D) { return D * T + 16 * T + 2 * 256 *
 
 namespace {
 
+using lane_blocks::causal_lanes;
 using simd::V;
 
 struct Scratch {
@@ -42,12 +40,6 @@ struct Scratch {
   Scratch(float* p, int64_t T, int64_t D)
       : Xt(p), rows(p + D * T), lanes_a(rows + 16 * T), lanes_b(lanes_a + 256 * blocks(T)) {}
 };
-
-// Lanes r with query i0 + r >= key j: all of them below the diagonal block.
-inline __mmask16 causal_lanes(int64_t j, int64_t i0) {
-  const int64_t shift = j - i0;
-  return shift <= 0 ? __mmask16(0xFFFF) : __mmask16(0xFFFFu << shift);
-}
 
 // out (jn x 16) = the block's rows (n x jn at rows, row stride jn) transposed, lanes
 // n .. 15 zero.
