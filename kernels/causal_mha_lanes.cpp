@@ -44,7 +44,7 @@ using simd::V;
 constexpr int kUnroll = 8;
 
 // x[r] = row r (E floats, the rest 0) of a 16-row block at p with row stride ld; rows
-// r >= n are 0. With transpose, x[c] = column c instead.
+// r >= n are 0.
 template <int E>
 inline void load_rows(const float* p, int64_t ld, int64_t n, V (&x)[16]) {
   const __mmask16 em = simd::tail_mask(E);
@@ -63,8 +63,8 @@ inline void pack_rows(const float* src, int64_t ld, int64_t T, float* dst) {
   for (int64_t j = 0; j < T; ++j) _mm512_mask_storeu_ps(dst + 16 * j, em, _mm512_maskz_loadu_ps(em, src + j * ld));
 }
 
-// acc[u] = sum_c broadcast(w[(j + u) ld + c]) x[c] for u < U: U keys' dot products with
-// the E lane-vectors x.
+// acc[u] = sum_c broadcast(w[u ld + c]) x[c] for u < U: the dot products of U keys (rows
+// of w) with the E lane-vectors x.
 template <int E, int U>
 inline void dots(const float* w, int64_t ld, const V* x, V (&acc)[kUnroll]) {
 #pragma GCC unroll 8
@@ -92,7 +92,7 @@ inline void over_keys(int64_t jn, const float* w, int64_t ld, const V* x, F&& f)
   }
 }
 
-// For keys j .. jn - 1, eight at a time: acc[u] = sum_r broadcast(s[16 (j + u) + r]) y[r]
+// For keys 0 .. jn - 1, eight at a time: acc[u] = sum_r broadcast(s[16 (j + u) + r]) y[r]
 // (a row of width E: key j's share of a product with the block's 16 rows y), then
 // g(j + u, acc[u]).
 template <class G>

@@ -3,8 +3,8 @@
 //
 // mean_attention.cpp's general path softmaxes each row of each head across the lanes
 // (two horizontal folds and a division per row and head, four passes over the row);
-// `perf` of osmformer-identity put those rows at about a third of the attention's time
-// (2026-12-06). Here the score block S[i0 .. i0+15, 0 .. i0+15] is transposed once into
+// `perf` of osmformer-identity put those rows at about a quarter of the attention's
+// time (2026-12-06). Here the score block S[i0 .. i0+15, 0 .. i0+15] is transposed once into
 // vectors S^T[j] (lane r = query i0 + r), and for each head k
 //   z_j = beta_k S^T[j] - slope_k (i - j) (-inf for j > i),  P^k^T[j] = exp(z_j - max) / sum,
 //   Abar^T[j] += P^k^T[j] / h,
