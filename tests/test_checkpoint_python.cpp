@@ -35,8 +35,6 @@ namespace {
 
 const char* kPython = "/usr/bin/python3";
 
-using test::TempDir;
-
 std::string shell_quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -97,7 +95,7 @@ struct Trained {
 
 // Trains `model` for a few steps on `text_path` and evaluates the saved last.json with the
 // library on the same text, as `liegrad eval --text` does.
-Trained train_tiny(const TempDir& dir, const std::string& tag, const nlohmann::json& model,
+Trained train_tiny(const test::TempDir& dir, const std::string& tag, const nlohmann::json& model,
                    const std::string& text_path, int64_t seq_len) {
   nlohmann::json config = {{"model", model},
                            {"data", {{"dataset", "text:" + text_path}}},
@@ -174,7 +172,7 @@ TEST_CASE("checkpoint: examples/load_checkpoint.py (numpy) recomputes liegrad's 
   }
   const std::string script = source_path("examples/load_checkpoint.py");
   REQUIRE(fs::exists(script));
-  TempDir dir;
+  test::TempDir dir;
   const std::string text = (dir.path / "text.txt").string();
   std::ofstream(text, std::ios::binary) << generated_text();
   for (const Case& c : cases(true)) {
@@ -200,7 +198,7 @@ TEST_CASE("checkpoint: load_checkpoint.py rejects a bad checkpoint with a messag
   if (!python_has("numpy")) {
     LIEGRAD_SKIP_TEST(kPython << " with numpy is not available (apt-get install python3-numpy)");
   }
-  TempDir dir;
+  test::TempDir dir;
   const std::string script = source_path("examples/load_checkpoint.py");
   const std::string text = (dir.path / "text.txt").string();
   std::ofstream(text) << "some text\n";
@@ -225,7 +223,7 @@ TEST_CASE("checkpoint: bench/torch_reference.py computes liegrad's loss to 1e-4 
   }
   const std::string script = source_path("bench/torch_reference.py");
   REQUIRE(fs::exists(script));
-  TempDir dir;
+  test::TempDir dir;
   const std::string text = (dir.path / "text.txt").string();
   std::ofstream(text, std::ios::binary) << generated_text();
   std::vector<Trained> trained;

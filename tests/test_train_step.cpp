@@ -21,7 +21,7 @@ using nlohmann::json;
 namespace {
 
 constexpr int64_t V = 11, B = 3, T = 7;
-const json kModel = {{"type", "lstm"}, {"hidden", 8}};
+const json kLstmModel = {{"type", "lstm"}, {"hidden", 8}};
 const json kAdamW = {{"weight_decay", 0.01}};
 
 data::Batch batch_of(uint64_t seed) {
@@ -42,7 +42,7 @@ std::vector<Array<float>> values(models::Model<float>& m) {
 }  // namespace
 
 TEST_CASE("train_step is the hand-written step, state carried, bit for bit") {
-  auto model = models::make_model<float>(kModel, V, 5), twin = models::make_model<float>(kModel, V, 5);
+  auto model = models::make_model<float>(kLstmModel, V, 5), twin = models::make_model<float>(kLstmModel, V, 5);
   auto opt = optim::make_optimizer<float>("adamw", model->parameters(), kAdamW);
   auto twin_opt = optim::make_optimizer<float>("adamw", twin->parameters(), kAdamW);
   models::RecurrentState<float> state, twin_state;
@@ -67,7 +67,7 @@ TEST_CASE("train_step is the hand-written step, state carried, bit for bit") {
 }
 
 TEST_CASE("train_step calls its hooks between the parts and reports the reduced loss") {
-  auto model = models::make_model<float>(kModel, V, 5);
+  auto model = models::make_model<float>(kLstmModel, V, 5);
   auto opt = optim::make_optimizer<float>("adamw", model->parameters(), kAdamW);
   const data::Batch b = batch_of(3);
   std::vector<std::string> calls;
@@ -95,7 +95,7 @@ TEST_CASE("train_step calls its hooks between the parts and reports the reduced 
 }
 
 TEST_CASE("train_step stops before the optimizer step on a non-finite loss or gradient norm") {
-  auto model = models::make_model<float>(kModel, V, 5);
+  auto model = models::make_model<float>(kLstmModel, V, 5);
   auto opt = optim::make_optimizer<float>("adamw", model->parameters(), kAdamW);
   const data::Batch b = batch_of(4);
   const auto before = values(*model);
