@@ -73,11 +73,12 @@ TEST_CASE("sgemm_small matches a double reference for every transpose, odd sizes
 }
 
 TEST_CASE("sgemm_small's dense n x n x n kernels equal the general kernel bit for bit") {
-  // Dense n x n operands with 8 <= n <= 16 take product_n (AVX-512 builds); the same
-  // values with padded rows take the general register blocks. Both sum over k in the
-  // same order. n = 8 and 16 are the ends of product_n's range, 12 and 15 masked sizes.
+  // Dense n x n operands with 8 <= n <= 16 take product_n, with 16 < n <= 24 product_n2
+  // (AVX-512 builds); the same values with padded rows take the general register blocks.
+  // All sum over k in the same order. n = 8, 16, 17 and 24 are the ends of the two
+  // ranges, 12, 15 and 23 masked sizes.
   Rng rng(12);
-  for (const int64_t n : {8, 12, 15, 16}) {
+  for (const int64_t n : {8, 12, 15, 16, 17, 23, 24}) {
   const int64_t pad = n + 3;
   auto padded = [&](const std::vector<float>& dense) {
     std::vector<float> out(static_cast<size_t>(n * pad), 0.0f);
