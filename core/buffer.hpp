@@ -1,7 +1,7 @@
 // Buffer: an uninitialised, fixed-size heap array for the intermediates that fused ops
 // keep for their backward pass (attention weights, exponentials, gates). Unlike Array
 // it does not zero its memory, which is pure cost when every element is written before
-// it is read; the ops using it say so where they fill it. GrowBuffer: the same, growing.
+// it is read; the ops using it say so where they fill it.
 //
 // poison_unwritten: in the sanitizer build (LIEGRAD_POISON_UNWRITTEN, set with
 // LIEGRAD_SANITIZE in CMakeLists.txt) every uninitialised float or double element
@@ -38,41 +38,6 @@ class Buffer {
  private:
   std::unique_ptr<T[]> data_;
   int64_t size_ = 0;
-};
-
-// GrowBuffer: an uninitialised array that grows at its end (amortised doubling), for
-// per-lane records of variable size such as the exponentials' forward products.
-// extend() may move the storage: keep offsets, not pointers, across calls.
-template <class T>
-class GrowBuffer {
- public:
-  void reserve(int64_t n) {
-    if (n <= capacity_) return;
-    std::unique_ptr<T[]> bigger(new T[static_cast<size_t>(n)]);
-    // One memmove: an element loop through the unique_ptrs ran scalar, and the
-    // exponential caches of a trained model grow past their first reservation (3% of
-    // a trained osmformer-linear step went to this copy).
-    std::copy(data_.get(), data_.get() + size_, bigger.get());
-    data_ = std::move(bigger);
-    capacity_ = n;
-  }
-  // Appends n uninitialised elements; returns the offset of the first.
-  int64_t extend(int64_t n) {
-    if (size_ + n > capacity_) reserve(std::max<int64_t>(size_ + n, 2 * capacity_));
-    const int64_t at = size_;
-    size_ += n;
-    poison_unwritten(data_.get() + at, n);
-    return at;
-  }
-  T* data() { return data_.get(); }
-  const T* data() const { return data_.get(); }
-  int64_t size() const { return size_; }
-  // Forgets the contents and keeps the capacity, for a buffer refilled every step.
-  void clear() { size_ = 0; }
-
- private:
-  std::unique_ptr<T[]> data_;
-  int64_t size_ = 0, capacity_ = 0;
 };
 
 }  // namespace liegrad

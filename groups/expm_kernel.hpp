@@ -29,15 +29,6 @@ int64_t expm_pullback_scratch(int64_t n);
 // Elements of the optional cache of forward products: (products - 1) n^2.
 int64_t expm_cache_size(const ExpmPlan& plan, int64_t n);
 
-// Matrices per exponential a fused kernel reserves in its cache before it knows the
-// plans: T_18 keeps 4, trained OSM exponents averaged 3.7 with run 5's plans (3.2 with
-// 15+) and initial ones 2. A
-// cache that outgrows its reservation is copied whole into one twice its size
-// (GrowBuffer), which cost 2-3% of a trained osmformer-linear step at the earlier 4.
-// Peak memory of that step (one thread): 286 -> 264 MiB trained, 248 -> 264 MiB at
-// initialisation, whose caches now leave more of their reservation unused.
-inline constexpr int64_t kReservedCachedProducts = 5;
-
 // What a caller knows of its exponent. Skew: A = hat(u) of a group, skew-symmetric bit
 // for bit (group law "hat lands in the skew matrices"), so the plan takes the sharper
 // skew bound without checking; Unknown: the plan checks.
@@ -65,24 +56,21 @@ void expm_one_pullback(int64_t n, const T* A, const ExpmPlan& plan, const T* G, 
 template <class T>
 void expm_one_tangent(int64_t n, const T* A, const ExpmPlan& plan, const T* E, T* M, T* scratch, const T* cache);
 
-// Where one exponential's forward products were recorded, for its pullback.
-struct CachedExpm {
-  ExpmPlan plan;
-  int64_t offset = 0;  // into the GrowBuffer the forward appended to
-};
-
-// Q (n,n) = exp(A (n,n)), planning it and appending its forward products to `cache`.
-// The fused update and scan kernels call this per token, with kind Skew (their A is
-// hat(u)), and keep the returned record.
+// Q (n,n) = exp(A (n,n)), planned here; returns the plan, which the backward hands to
+// expm_one_tangent with a null cache, so that the tangent program recomputes the forward's
+// products from A. The fused update and scan kernels call this per token, with kind Skew
+// (their A is hat(u)). They keep no cache of the forward products: writing 2-5 KB per
+// token in the forward and reading it back in the backward cost the models more than
+// the products' recomputation from an A already in cache (osmformer-identity +10%,
+// osm-rnn-linear +10%, docs/performance-log.md, "2026-12-06, late").
 template <class T>
-CachedExpm expm_one_forward_cached(int64_t n, const T* A, T* Q, T* scratch, GrowBuffer<T>& cache, ExponentKind kind) {
+ExpmPlan expm_one_forward_planned(int64_t n, const T* A, T* Q, T* scratch, ExponentKind kind) {
   prof::Sub exp_time(prof::Family::ExpForward);
-  CachedExpm rec{expm_plan(n, A, scratch, kind), 0};
-  rec.offset = cache.extend(expm_cache_size(rec.plan, n));
+  const ExpmPlan plan = expm_plan(n, A, scratch, kind);
   prof::count(prof::Counter::Exponentials, 1);
-  prof::count(prof::Counter::ExpForwardProducts, rec.plan.products());
-  expm_one_forward(n, A, rec.plan, Q, scratch, cache.data() + rec.offset);
-  return rec;
+  prof::count(prof::Counter::ExpForwardProducts, plan.products());
+  expm_one_forward(n, A, plan, Q, scratch, static_cast<T*>(nullptr));
+  return plan;
 }
 
 }  // namespace liegrad::groups

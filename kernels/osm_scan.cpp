@@ -33,9 +33,7 @@ struct Saved {
   Array<T> H0;                          // (B,n,n)
   Buffer<T> r, u;                       // (B,T,m), every row written; u empty without Gamma
   Buffer<T> E;                          // (B,T,n,n), every matrix written
-  std::vector<ExpmPlan> plans;          // (B*T)
-  std::vector<int64_t> offset;          // (B*T) into the lane's cache
-  std::vector<GrowBuffer<T>> cache;     // (B) forward products of the lane's exponentials
+  std::vector<ExpmPlan> plans;          // (B*T); the backward recomputes the exponentials' products
   const T* coords() const { return u.empty() ? r.data() : u.data(); }
   // The token drive's transitions depend on the token only, so they are computed once per
   // table row the batch uses (its "slots"), not once per step (forward_token):
@@ -61,7 +59,6 @@ void forward(const Group& g, Saved<T>& sv, const T* table, const T* gammaT, T* o
     prof::Sub timed(prof::Family::SmallProducts);
     std::vector<T> R(static_cast<size_t>(nn)), A(static_cast<size_t>(nn)), rt(static_cast<size_t>(m)),
         tmp(static_cast<size_t>(2 * nn)), scratch(static_cast<size_t>(expm_forward_scratch(n)));
-    for (int64_t b = lo; b < hi; ++b) sv.cache[static_cast<size_t>(b)].reserve(T_ * kReservedCachedProducts * nn);
     for (int64_t t = 0; t < T_; ++t) {
       for (int64_t b = lo; b < hi; ++b) {
         const int64_t bt = b * T_ + t;
@@ -87,10 +84,7 @@ void forward(const Group& g, Saved<T>& sv, const T* table, const T* gammaT, T* o
         const T* H = t == 0 ? sv.H0.data() + b * nn : out + (bt - 1) * nn;
         g.hat_kernel(sv.coords() + bt * m, A.data(), n);
         T* E = sv.E.data() + bt * nn;
-        const CachedExpm rec =
-            expm_one_forward_cached(n, A.data(), E, scratch.data(), sv.cache[static_cast<size_t>(b)], ExponentKind::Skew);
-        sv.plans[static_cast<size_t>(bt)] = rec.plan;
-        sv.offset[static_cast<size_t>(bt)] = rec.offset;
+        sv.plans[static_cast<size_t>(bt)] = expm_one_forward_planned(n, A.data(), E, scratch.data(), ExponentKind::Skew);
         T* Hn = out + bt * nn;
         small_gemm_ld<T>(false, false, n, n, n, T(1), H, n, E, n, T(0), Hn, n);
         if (sv.renorm > 0 && (t + 1) % sv.renorm == 0) renormalize_one(g, Hn, tmp.data());
@@ -238,7 +232,7 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* out, cons
         {
           prof::Sub exp_time(prof::Family::ExpPullback);
           expm_one_tangent(n, A.data(), sv.plans[static_cast<size_t>(bt)], dEt.data(), dAt.data(), scratch.data(),
-                           sv.cache[static_cast<size_t>(b)].data() + sv.offset[static_cast<size_t>(bt)]);
+                           static_cast<const T*>(nullptr));  // recomputes the products
         }
         T* dub = du.data() + (b - lo) * m;
         g.vee_kernel(dAt.data(), n, dub);
@@ -339,8 +333,6 @@ ag::Var<T> osm_scan(const Group& g, const ag::Var<T>& H0, const ag::Var<T>& tabl
   } else {
     sv->E = Buffer<T>(B * T_ * nn);
     sv->plans.assign(static_cast<size_t>(B * T_), ExpmPlan{});
-    sv->offset.assign(static_cast<size_t>(B * T_), 0);
-    sv->cache.resize(static_cast<size_t>(B));
     forward(g, *sv, table.value().data(), mixed ? gammaT.data() : nullptr, out.data());
   }
   // Recorded by hand (as ag::record_op does) because the backward reads the op's own

@@ -67,9 +67,7 @@ struct Saved {
   std::vector<Buffer<T>> r;    // per term (N,m), every row written
   Buffer<T> u;                 // (N,m), every row written; empty for one term without mixing (u = r)
   Buffer<T> E;                 // (N,n,n), every matrix written
-  std::vector<ExpmPlan> plans;        // (N)
-  std::vector<int64_t> offset;        // (N) into the token's chunk cache
-  std::vector<GrowBuffer<T>> cache;   // per chunk of kChunk tokens: the exponentials' forward products
+  std::vector<ExpmPlan> plans;        // (N); the backward recomputes the exponentials' products
   const T* coords() const { return u.empty() ? r[0].data() : u.data(); }
 };
 
@@ -104,8 +102,6 @@ void forward(const Group& g, int64_t N, const T* H, const std::vector<Term<T>>& 
   if (mixed) sv.u = Buffer<T>(N * m);
   sv.E = Buffer<T>(N * nn);
   sv.plans.assign(static_cast<size_t>(N), ExpmPlan{});
-  sv.offset.assign(static_cast<size_t>(N), 0);
-  sv.cache.resize(static_cast<size_t>((N + kChunk - 1) / kChunk));
   // One pass per chunk: coordinates u, then E = exp(hat(u)) and H' = H E per token.
   for_chunks(N, n, [&](int64_t i0, int64_t i1, int) {
     prof::Sub timed(prof::Family::SmallProducts);
@@ -134,14 +130,10 @@ void forward(const Group& g, int64_t N, const T* H, const std::vector<Term<T>>& 
         }
       }
     }
-    GrowBuffer<T>& cache = sv.cache[static_cast<size_t>(i0 / kChunk)];
-    cache.reserve((i1 - i0) * kReservedCachedProducts * nn);
     for (int64_t i = i0; i < i1; ++i) {
       g.hat_kernel(sv.coords() + i * m, R.data(), n);  // A
       T* E = sv.E.data() + i * nn;
-      const CachedExpm rec = expm_one_forward_cached(n, R.data(), E, scratch.data(), cache, ExponentKind::Skew);
-      sv.plans[static_cast<size_t>(i)] = rec.plan;
-      sv.offset[static_cast<size_t>(i)] = rec.offset;
+      sv.plans[static_cast<size_t>(i)] = expm_one_forward_planned(n, R.data(), E, scratch.data(), ExponentKind::Skew);
       small_gemm_ld<T>(false, false, n, n, n, T(1), H + i * nn, n, E, n, T(0), out + i * nn, n);
     }
   });
@@ -170,8 +162,6 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* H, const 
     std::vector<T> du(static_cast<size_t>(kChunk * m)), dr(static_cast<size_t>(kChunk * m));
     for (int64_t i = i0; i < i1; ++i) {
       if (i + 1 < i1) {  // the next token's operands, while this one computes
-        const size_t j = static_cast<size_t>(i + 1);
-        prefetch_lines(sv.cache[j / kChunk].data() + sv.offset[j], expm_cache_size(sv.plans[j], n));
         prefetch_lines(G + (i + 1) * nn, nn);
         prefetch_lines(H + (i + 1) * nn, nn);
         prefetch_lines(sv.E.data() + (i + 1) * nn, nn);
@@ -187,7 +177,7 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* H, const 
       {
         prof::Sub exp_time(prof::Family::ExpPullback);
         expm_one_tangent(n, A.data(), sv.plans[static_cast<size_t>(i)], dEt.data(), dAt.data(), scratch.data(),
-                         sv.cache[static_cast<size_t>(i / kChunk)].data() + sv.offset[static_cast<size_t>(i)]);
+                         static_cast<const T*>(nullptr));  // recomputes the products
       }
       T* dui = du.data() + (i - i0) * m;
       g.vee_kernel(dAt.data(), n, dui);

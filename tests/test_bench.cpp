@@ -141,7 +141,7 @@ TEST_CASE("bench --op expm --norm: larger exponents take plans with more product
     CHECK(per_s > 0);
     CHECK(r["forward_product_share"].get<double>() ==
           doctest::Approx(r["mean_products"].get<double>() * forward / per_s));
-    // The fused OSM route: its forward, its replayed tangent and its share.
+    // The fused OSM route: its forward, its tangent (recomputing the products) and its share.
     const double fused = r["fused_forward_matrices_per_s"]["median"].get<double>();
     CHECK(fused > 0);
     CHECK(r["fused_tangent_matrices_per_s"]["median"].get<double>() > 0);

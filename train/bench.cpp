@@ -300,37 +300,32 @@ ExpmBenchResult bench_expm(int64_t n, int64_t N, int repeats, int threads, doubl
   auto product_route = [&] {
     batched_gemm<float>(N, false, false, n, n, n, 1.0f, A.data(), n * n, A.data(), n * n, 0.0f, Q.data(), n * n);
   };
-  // The OSM kernels' route: each thread plans and exponentiates its share of the
-  // matrices one at a time into its own cache, then replays it in the tangent program
-  // (the scan's backward), as kernels/osm_scan.cpp does per lane.
+  // The OSM kernels' route: each matrix planned and exponentiated on its own without a
+  // cache of its products (expm_one_forward_planned), then the tangent program
+  // recomputing them (expm_one_tangent with a null cache), as kernels/osm_scan.cpp and
+  // kernels/relative_update.cpp run them per token.
   const int64_t n2 = n * n;
   const int route_threads = num_threads();
-  std::vector<GrowBuffer<float>> caches(static_cast<size_t>(route_threads));
-  std::vector<groups::CachedExpm> records(static_cast<size_t>(N));
+  std::vector<groups::ExpmPlan> plans(static_cast<size_t>(N));
   Array<float> M(A.shape());
   auto fused_forward_route = [&] {
 #pragma omp parallel num_threads(route_threads)
     {
       std::vector<float> scratch(static_cast<size_t>(groups::expm_forward_scratch(n)));
-      GrowBuffer<float>& cache = caches[static_cast<size_t>(omp_get_thread_num())];
-      cache.clear();
 #pragma omp for schedule(static)
       for (int64_t b = 0; b < N; ++b)
-        records[static_cast<size_t>(b)] = groups::expm_one_forward_cached(
-            n, A.data() + b * n2, Q.data() + b * n2, scratch.data(), cache, groups::ExponentKind::Skew);
+        plans[static_cast<size_t>(b)] = groups::expm_one_forward_planned(
+            n, A.data() + b * n2, Q.data() + b * n2, scratch.data(), groups::ExponentKind::Skew);
     }
   };
   auto fused_tangent_route = [&] {
 #pragma omp parallel num_threads(route_threads)
     {
       std::vector<float> scratch(static_cast<size_t>(groups::expm_pullback_scratch(n)));
-      const GrowBuffer<float>& cache = caches[static_cast<size_t>(omp_get_thread_num())];
 #pragma omp for schedule(static)
-      for (int64_t b = 0; b < N; ++b) {
-        const groups::CachedExpm& rec = records[static_cast<size_t>(b)];
-        groups::expm_one_tangent(n, A.data() + b * n2, rec.plan, G.data() + b * n2, M.data() + b * n2,
-                                 scratch.data(), cache.data() + rec.offset);
-      }
+      for (int64_t b = 0; b < N; ++b)
+        groups::expm_one_tangent(n, A.data() + b * n2, plans[static_cast<size_t>(b)], G.data() + b * n2,
+                                 M.data() + b * n2, scratch.data(), static_cast<const float*>(nullptr));
     }
   };
   ExpmBenchResult r;
@@ -352,7 +347,7 @@ ExpmBenchResult bench_expm(int64_t n, int64_t N, int repeats, int threads, doubl
   r.forward = rates(repeats, static_cast<double>(N), forward_route);
   r.products = rates(repeats, static_cast<double>(N), product_route);
   r.fused_forward = rates(repeats, static_cast<double>(N), fused_forward_route);
-  fused_forward_route();  // the records and caches the tangent route replays
+  fused_forward_route();  // the plans the tangent route takes
   r.fused_tangent = rates(repeats, static_cast<double>(N), fused_tangent_route);
   if (r.forward.median > 0 && r.products.median > 0)
     r.forward_product_share = r.mean_products / r.products.median * r.forward.median;
@@ -395,7 +390,7 @@ std::string ExpmBenchResult::to_text() const {
                 mean_products, 100.0 * forward_product_share);
   text += buf;
   text += "fused forward (OSM route): " + spread_text(fused_forward, " matrices/s", 0) + "\n";
-  text += "fused tangent (replayed):  " + spread_text(fused_tangent, " matrices/s", 0) + "\n";
+  text += "fused tangent (recomputed):" + spread_text(fused_tangent, " matrices/s", 0) + "\n";
   std::snprintf(buf, sizeof buf, "the fused forward's products take %.0f%% of its time\n",
                 100.0 * fused_forward_product_share);
   text += buf;
