@@ -22,11 +22,14 @@
 // Per family, per token (s = n^2 the floats of a stored n x n state, m the algebra
 // dimension, T the window, V the vocabulary, L layers, h heads, X the exponentials and P
 // their forward products per token, both measured):
-//   exp forward   2 n^3 P FLOPs; writes E and its cached forward products: (X + P) s
-//                 floats. (The fused OSM kernels form A = hat(u) in registers; the
-//                 expm tape op of exprnn and of group parameters also reads A and writes
-//                 dA, X 2 s more, not counted.)
-//   exp pullback  4 n^3 P FLOPs; reads the cached products: P s floats.
+//   exp forward   2 n^3 P FLOPs. The expm tape op (exprnn, group parameters) writes E
+//                 and the forward products it caches for the pullback: (X + P) s floats
+//                 (it also reads A and writes dA, X 2 s more, not counted). The fused
+//                 OSM kernels form A = hat(u) in L1 and keep no products
+//                 (groups/expm_kernel.hpp): they write E only, X s floats.
+//   exp pullback  4 n^3 P FLOPs; the tape op reads its cached products, P s floats; the
+//                 fused OSM kernels recompute them from A (the recomputed products are
+//                 not counted as FLOPs) and move nothing past L1: 0 floats.
 //   OSM update H' = H exp(hat(Gamma vee(H* P_1 [+ H* P_2]))), k = 1 or 2 targets:
 //     small products  (6 + 6k) n^3 FLOPs (H* P_j, H E forward; G E^T, H^T G, P_j dR^T,
 //                     H dR backward); forward reads H and the targets, writes H'
@@ -107,11 +110,15 @@ void not_derived_other(StepCosts& c, std::string what) {
   c.other() = {0, 0, false, "not derived: " + std::move(what)};
 }
 
-// The exponential families for n x n exponentials (counts measured per token).
-void add_exponentials(StepCosts& c, double n, const CostInputs& in) {
+// The exponential families for n x n exponentials (counts measured per token), whose
+// forward products are cached for the pullback (the expm tape op) or recomputed in it
+// (the fused OSM kernels).
+enum class ExpProducts { Cached, Recomputed };
+void add_exponentials(StepCosts& c, double n, const CostInputs& in, ExpProducts products) {
   const double s = n * n, P = in.exp_products_per_token, X = in.exponentials_per_token;
-  c[Family::ExpForward] = derived(2 * n * s * P, (X + P) * s);
-  c[Family::ExpPullback] = derived(4 * n * s * P, P * s);
+  const bool cached = products == ExpProducts::Cached;
+  c[Family::ExpForward] = derived(2 * n * s * P, (X + (cached ? P : 0.0)) * s);
+  c[Family::ExpPullback] = derived(4 * n * s * P, cached ? P * s : 0.0);
 }
 
 // A linear head of `width` inputs to V logits, the cross-entropy fused in.
@@ -153,7 +160,7 @@ void add_update(StepCosts& c, const OsmShape& o, int k, const CostInputs& in) {
 void add_osm_common(StepCosts& c, const OsmShape& o, const CostInputs& in) {
   const double V = static_cast<double>(in.vocab);
   c[Family::Readout] = derived(6 * o.s * V, 3 * o.s + 2 * V + weight_floats(V * o.s + V, in));
-  add_exponentials(c, o.n, in);
+  add_exponentials(c, o.n, in, ExpProducts::Recomputed);
   not_derived_other(c, "the embedding's gather and update dropout");
 }
 
@@ -189,7 +196,7 @@ StepCosts lstm_costs(const nlohmann::json& r, const CostInputs& in) {
 StepCosts exprnn_costs(const nlohmann::json& r, const CostInputs& in) {
   const double h = resolved_key(r, "hidden").get<double>();
   StepCosts c;
-  add_exponentials(c, h, in);
+  add_exponentials(c, h, in, ExpProducts::Cached);
   add_linear_readout(c, h, in);
   c.other() = derived(6 * h * h, 11 * h + weight_floats(h * h, in),
                       "the recurrence only (h Q^T and modReLU); the embedding and the per-step slices are not counted");

@@ -51,12 +51,13 @@ TEST_CASE("roofline: per-family FLOPs and bytes of a one-layer OSMFormer, by han
   // plus Gamma's 3 m^2 / 16 tokens = 6.75: 2 * 30.75 = 61.5 floats = 246 bytes.
   CHECK(c[Family::Tangent].flops == doctest::Approx(432));
   CHECK(c[Family::Tangent].bytes == doctest::Approx(246));
-  // Exponentials: forward 2 n^3 P = 640 FLOPs, (X + P) s = 7*16 = 112 floats = 448 bytes;
-  // pullback 4 n^3 P = 1280 FLOPs, P s = 80 floats = 320 bytes.
+  // Exponentials, in the fused kernels (no cached products): forward 2 n^3 P = 640 FLOPs,
+  // X s = 2*16 = 32 floats = 128 bytes (E); pullback 4 n^3 P = 1280 FLOPs, no bytes.
   CHECK(c[Family::ExpForward].flops == doctest::Approx(640));
-  CHECK(c[Family::ExpForward].bytes == doctest::Approx(448));
+  CHECK(c[Family::ExpForward].bytes == doctest::Approx(128));
   CHECK(c[Family::ExpPullback].flops == doctest::Approx(1280));
-  CHECK(c[Family::ExpPullback].bytes == doctest::Approx(320));
+  CHECK(c[Family::ExpPullback].bytes == 0);
+  CHECK(c[Family::ExpPullback].derived);
   // Readout: 6 s V = 960 FLOPs; 3 s + 2 V = 68 floats plus the prototypes and bias,
   // 3 (V s + V) / 16 = 31.875: 99.875 floats = 399.5 bytes.
   CHECK(c[Family::Readout].flops == doctest::Approx(960));
@@ -74,6 +75,18 @@ TEST_CASE("roofline: per-family FLOPs and bytes of a one-layer OSMFormer, by han
   // form, 768 + 2 (768 + 216) + 960 + 6 n^3 P = 5616).
   CHECK(c.flops() == doctest::Approx(5616));
   CHECK(train::training_flops_per_token(osmf, 10, 8, 5.0) == doctest::Approx(c.flops()));
+}
+
+TEST_CASE("roofline: the expm tape op's exponentials (exprnn) move their cached products") {
+  // h = 4 (s = 16), P = 5 and X = 2 per token: forward 2 h^3 P = 640 FLOPs, (X + P) s =
+  // 112 floats = 448 bytes (E and the cached products); pullback 4 h^3 P = 1280 FLOPs, the
+  // cached products read back, P s = 80 floats = 320 bytes.
+  const json rnn = {{"type", "exprnn"}, {"hidden", 4}};
+  const models::StepCosts c = models::step_costs(rnn, tiny_inputs());
+  CHECK(c[Family::ExpForward].flops == doctest::Approx(640));
+  CHECK(c[Family::ExpForward].bytes == doctest::Approx(448));
+  CHECK(c[Family::ExpPullback].flops == doctest::Approx(1280));
+  CHECK(c[Family::ExpPullback].bytes == doctest::Approx(320));
 }
 
 TEST_CASE("roofline: per-family counts of a one-layer transformer and an LSTM, by hand") {
