@@ -207,7 +207,7 @@ ExpmPlan choose_plan(double norm) {
 //   tangent:  values and tangents (forward-mode derivative) from scratch;
 //   replay:   tangents, with the products' values read back from a forward's cache.
 // In the tangent modes a value nobody will read again (after the last product) is
-// not computed.
+// not computed, unless the caller asks for the result's value too (keep_all_values).
 
 enum Reg : int { kX, kX2, kX3, kX6, kT0, kT1, kT2, kT3, kT4, kT5, kT6, kT7, kT8, kP, kSqA, kSqB, kNumRegs };
 
@@ -250,14 +250,17 @@ class Program {
     placed_tangent_ = at;
   }
   T* tangent(int r) const { return r == placed_tangent_reg_ ? placed_tangent_ : tangents_ + r * n2_; }
+  // In the tangent modes, computes the values after the last product too, so that the
+  // result register holds exp(A) beside its tangent (expm_one_tangent_with_value).
+  void keep_all_values() { all_values_ = true; }
   const T* value(int r) const { return val_[static_cast<size_t>(r)]; }
 
   // R[d] = R[a] R[b]
   void mul(int d, int a, int b) {
     const bool last = done_ + 1 == total_;
     T* out = (cache_ && !last) ? cache_ + done_ * n2_ : slot(d);
-    const bool needed = !tangents_ || !last;
-    if (needed && !replay_) product(value(a), value(b), out, false);
+    const bool needed = !tangents_ || all_values_ || !last;
+    if (needed && (!replay_ || last)) product(value(a), value(b), out, false);
     val_[static_cast<size_t>(d)] = needed ? out : nullptr;
     if (tangents_) {
       product(tangent(a), value(b), tangent(d), false);
@@ -279,8 +282,8 @@ class Program {
     if (!known_a2_) return mul(d, kX, kX);
     const bool last = done_ + 1 == total_;
     T* out = (cache_ && !last) ? cache_ + done_ * n2_ : slot(d);
-    const bool needed = !tangents_ || !last;
-    if (needed && !replay_) {
+    const bool needed = !tangents_ || all_values_ || !last;
+    if (needed && (!replay_ || last)) {
 #pragma omp simd
       for (int64_t i = 0; i < n2_; ++i) out[i] = known_scale_ * known_a2_[i];
     }
@@ -319,7 +322,7 @@ class Program {
       }
     };
     T* outs[C];
-    if (!tangents_ || done_ < total_) {
+    if (!tangents_ || all_values_ || done_ < total_) {
       for (int c = 0; c < C; ++c) outs[c] = slot(d0 + c);
       pass([this](int r) { return value(r); }, outs);
       for (int c = 0; c < C; ++c) {
@@ -337,7 +340,7 @@ class Program {
 
   // R[d] = c_id I + sum c R[reg]
   void lin(int d, double c_id, std::initializer_list<Term> terms) {
-    if (!tangents_ || done_ < total_) {
+    if (!tangents_ || all_values_ || done_ < total_) {
       combine(slot(d), terms, [this](int r) { return value(r); });
       for (int64_t i = 0; i < n_; ++i) slot(d)[i * n_ + i] += static_cast<T>(c_id);
       val_[static_cast<size_t>(d)] = slot(d);
@@ -401,6 +404,7 @@ class Program {
   T* tangents_;
   T* cache_;
   bool replay_;
+  bool all_values_ = false;  // see keep_all_values()
   int done_ = 0;  // products run so far
   std::array<T*, kNumRegs> val_{};
   const T* known_a2_ = nullptr;  // A^2 (n,n), when the plan computed it
@@ -649,16 +653,25 @@ void one_pullback(int64_t n, const T* A, const ExpmPlan& plan, const T* a2, cons
   for (int64_t i = 0; i < n * n; ++i) dA[i] += dt[i];
 }
 
-// M = L_F(A, E), written: the tangent program in direction E, with no transposes.
+// M = L_F(A, E), written: the tangent program in direction E, with no transposes; and
+// Q = F(A) as one_forward computes it, when Q is not null.
 template <class T>
 void one_tangent(int64_t n, const T* A, const ExpmPlan& plan, const T* a2, const T* E, T* M, T* scratch,
-                 const T* cache, bool use_blas) {
+                 const T* cache, bool use_blas, T* Q = nullptr) {
   const int64_t n2 = n * n;
   Program<T> p(n, use_blas, plan.products(), scratch, scratch + kNumRegs * n2, const_cast<T*>(cache));
   p.place_tangent(result_register(plan), M);  // as in one_forward: no copy at the end
+  if (Q) {
+    p.keep_all_values();
+    p.place(result_register(plan), Q);
+  }
   const int r = run_tangent(p, n, A, plan, a2, cache != nullptr, [&](T scale, T* x) { scaled_copy(n, scale, E, x); });
   const T* t = p.tangent(r);
   if (t != M) std::copy(t, t + n2, M);
+  if (Q) {
+    const T* v = p.value(r);
+    if (v != Q) std::copy(v, v + n2, Q);
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -781,24 +794,30 @@ void expm_one_forward(int64_t n, const T* A, const ExpmPlan& plan, T* Q, T* scra
 }
 
 // For a tangent program without a cache: A^2 recomputed into the pullback scratch when
-// the plan takes it (else null); with a cache the values are replayed and A^2 unused.
+// the plan took it (plan.known_square; the plan is the forward's, not made again), else
+// null; with a cache the values are replayed and A^2 unused.
 template <class T>
-const T* square_for_tangent(int64_t n, const T* A, T* scratch, const T* cache) {
-  if (cache) return nullptr;
+const T* square_for_tangent(int64_t n, const T* A, const ExpmPlan& plan, T* scratch, const T* cache) {
+  if (cache || !plan.known_square) return nullptr;
   T* a2 = scratch + 2 * kNumRegs * n * n;
-  bool has_a2 = false;
-  plan_of(n, A, a2, false, &has_a2);
-  return has_a2 ? a2 : nullptr;
+  product(n, A, A, a2, false);
+  return a2;
 }
 
 template <class T>
 void expm_one_pullback(int64_t n, const T* A, const ExpmPlan& plan, const T* G, T* dA, T* scratch, const T* cache) {
-  one_pullback(n, A, plan, square_for_tangent(n, A, scratch, cache), G, dA, scratch, cache, false);
+  one_pullback(n, A, plan, square_for_tangent(n, A, plan, scratch, cache), G, dA, scratch, cache, false);
 }
 
 template <class T>
 void expm_one_tangent(int64_t n, const T* A, const ExpmPlan& plan, const T* E, T* M, T* scratch, const T* cache) {
-  one_tangent(n, A, plan, square_for_tangent(n, A, scratch, cache), E, M, scratch, cache, false);
+  one_tangent(n, A, plan, square_for_tangent(n, A, plan, scratch, cache), E, M, scratch, cache, false);
+}
+
+template <class T>
+void expm_one_tangent_with_value(int64_t n, const T* A, const ExpmPlan& plan, const T* E, T* M, T* Q, T* scratch) {
+  one_tangent(n, A, plan, square_for_tangent(n, A, plan, scratch, static_cast<const T*>(nullptr)), E, M, scratch,
+              static_cast<const T*>(nullptr), false, Q);
 }
 
 template <class T>
@@ -831,6 +850,7 @@ ag::Var<T> expm(const ag::Var<T>& A) {
   template void expm_one_forward<T>(int64_t, const T*, const ExpmPlan&, T*, T*, T*); \
   template void expm_one_pullback<T>(int64_t, const T*, const ExpmPlan&, const T*, T*, T*, const T*); \
   template void expm_one_tangent<T>(int64_t, const T*, const ExpmPlan&, const T*, T*, T*, const T*); \
+  template void expm_one_tangent_with_value<T>(int64_t, const T*, const ExpmPlan&, const T*, T*, T*, T*); \
   template void expm_forward<T>(int64_t, int64_t, const T*, T*);            \
   template void expm_pullback<T>(int64_t, int64_t, const T*, const T*, T*); \
   template ag::Var<T> expm<T>(const ag::Var<T>&);

@@ -56,13 +56,21 @@ void expm_one_pullback(int64_t n, const T* A, const ExpmPlan& plan, const T* G, 
 template <class T>
 void expm_one_tangent(int64_t n, const T* A, const ExpmPlan& plan, const T* E, T* M, T* scratch, const T* cache);
 
+// expm_one_tangent recomputing the products (no cache), and Q = exp(A) (n,n) beside M:
+// the values the tangent program forms anyway, run through the last product (one more
+// product than expm_one_tangent), bit for bit the Q of expm_one_forward with this plan.
+// The fused kernels' backward takes E = exp(A) from here instead of keeping it from the
+// forward.
+template <class T>
+void expm_one_tangent_with_value(int64_t n, const T* A, const ExpmPlan& plan, const T* E, T* M, T* Q, T* scratch);
+
 // Q (n,n) = exp(A (n,n)), planned here; returns the plan, which the backward hands to
-// expm_one_tangent with a null cache, so that the tangent program recomputes the forward's
-// products from A. The fused update and scan kernels call this per token, with kind Skew
-// (their A is hat(u)). They keep no cache of the forward products: writing 2-5 KB per
-// token in the forward and reading it back in the backward cost the models more than
-// the products' recomputation from an A already in cache (osmformer-identity +10%,
-// osm-rnn-linear +10%, docs/performance-log.md, "2026-12-06, late").
+// expm_one_tangent_with_value, so that the tangent program recomputes the forward's
+// products and Q from A. The fused update and scan kernels call this per token, with
+// kind Skew (their A is hat(u)). They keep neither the forward products nor Q: writing
+// 3-7 KB per token in the forward and reading it back in the backward cost the models
+// more than recomputing them from an A already in cache (docs/performance-log.md,
+// "2026-12-06, late").
 template <class T>
 ExpmPlan expm_one_forward_planned(int64_t n, const T* A, T* Q, T* scratch, ExponentKind kind) {
   prof::Sub exp_time(prof::Family::ExpForward);

@@ -32,7 +32,6 @@ struct Saved {
   std::vector<int32_t> ids;
   Array<T> H0;                          // (B,n,n)
   Buffer<T> r, u;                       // (B,T,m), every row written; u empty without Gamma
-  Buffer<T> E;                          // (B,T,n,n), every matrix written
   std::vector<ExpmPlan> plans;          // (B*T); the backward recomputes the exponentials' products
   const T* coords() const { return u.empty() ? r.data() : u.data(); }
   // The token drive's transitions depend on the token only, so they are computed once per
@@ -57,8 +56,9 @@ void forward(const Group& g, Saved<T>& sv, const T* table, const T* gammaT, T* o
     int64_t lo, hi;
     lanes_of(B, omp_get_thread_num(), omp_get_num_threads(), lo, hi);
     prof::Sub timed(prof::Family::SmallProducts);
-    std::vector<T> R(static_cast<size_t>(nn)), A(static_cast<size_t>(nn)), rt(static_cast<size_t>(m)),
-        tmp(static_cast<size_t>(2 * nn)), scratch(static_cast<size_t>(expm_forward_scratch(n)));
+    std::vector<T> R(static_cast<size_t>(nn)), A(static_cast<size_t>(nn)), E(static_cast<size_t>(nn)),
+        rt(static_cast<size_t>(m)), tmp(static_cast<size_t>(2 * nn)),
+        scratch(static_cast<size_t>(expm_forward_scratch(n)));
     for (int64_t t = 0; t < T_; ++t) {
       for (int64_t b = lo; b < hi; ++b) {
         const int64_t bt = b * T_ + t;
@@ -83,10 +83,11 @@ void forward(const Group& g, Saved<T>& sv, const T* table, const T* gammaT, T* o
         const int64_t bt = b * T_ + t;
         const T* H = t == 0 ? sv.H0.data() + b * nn : out + (bt - 1) * nn;
         g.hat_kernel(sv.coords() + bt * m, A.data(), n);
-        T* E = sv.E.data() + bt * nn;
-        sv.plans[static_cast<size_t>(bt)] = expm_one_forward_planned(n, A.data(), E, scratch.data(), ExponentKind::Skew);
+        // E stays in L1: the backward forms it again beside its tangent.
+        sv.plans[static_cast<size_t>(bt)] =
+            expm_one_forward_planned(n, A.data(), E.data(), scratch.data(), ExponentKind::Skew);
         T* Hn = out + bt * nn;
-        small_gemm_ld<T>(false, false, n, n, n, T(1), H, n, E, n, T(0), Hn, n);
+        small_gemm_ld<T>(false, false, n, n, n, T(1), H, n, E.data(), n, T(0), Hn, n);
         if (sv.renorm > 0 && (t + 1) % sv.renorm == 0) renormalize_one(g, Hn, tmp.data());
       }
     }
@@ -214,6 +215,7 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* out, cons
     // Adjoint of the state after the current step, per lane.
     std::vector<T> dH(static_cast<size_t>(std::max<int64_t>(L, 1) * nn), T(0)), dHn(static_cast<size_t>(nn));
     std::vector<T> dEt(static_cast<size_t>(nn)), A(static_cast<size_t>(nn)), dAt(static_cast<size_t>(nn));
+    std::vector<T> E(static_cast<size_t>(nn));
     std::vector<T> du(static_cast<size_t>(std::max<int64_t>(L, 1) * m)), dr(static_cast<size_t>(std::max<int64_t>(L, 1) * m));
     std::vector<T> scratch(static_cast<size_t>(expm_pullback_scratch(n)));
     for (int64_t t = T_ - 1; t >= 0; --t) {
@@ -223,17 +225,18 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* out, cons
         T* dh = dH.data() + (b - lo) * nn;
         const T* Gt = G + bt * nn;
         for (int64_t k = 0; k < nn; ++k) dHn[static_cast<size_t>(k)] = dh[k] + Gt[k];  // renorm: straight through
-        const T* E = sv.E.data() + bt * nn;
-        small_gemm_ld<T>(false, true, n, n, n, T(1), dHn.data(), n, E, n, T(0), dh, n);  // dH_t = dHn E^T
         // dE^T = dHn^T H; A's cotangent dA = L(A^T, dE) has the transpose dAt = L(A, dE^T),
         // and vee(dA) = -vee(dAt): no transposes (as in relative_update.cpp).
         small_gemm_ld<T>(true, false, n, n, n, T(1), dHn.data(), n, H, n, T(0), dEt.data(), n);
         g.hat_kernel(sv.coords() + bt * m, A.data(), n);
         {
+          // The tangent program recomputes the exponential's products, and E = exp(A)
+          // with them (groups/expm_kernel.hpp): the forward keeps neither.
           prof::Sub exp_time(prof::Family::ExpPullback);
-          expm_one_tangent(n, A.data(), sv.plans[static_cast<size_t>(bt)], dEt.data(), dAt.data(), scratch.data(),
-                           static_cast<const T*>(nullptr));  // recomputes the products
+          expm_one_tangent_with_value(n, A.data(), sv.plans[static_cast<size_t>(bt)], dEt.data(), dAt.data(),
+                                      E.data(), scratch.data());
         }
+        small_gemm_ld<T>(false, true, n, n, n, T(1), dHn.data(), n, E.data(), n, T(0), dh, n);  // dH_t = dHn E^T
         T* dub = du.data() + (b - lo) * m;
         g.vee_kernel(dAt.data(), n, dub);
         for (int64_t k = 0; k < m; ++k) dub[k] *= -inv_s;
@@ -331,7 +334,6 @@ ag::Var<T> osm_scan(const Group& g, const ag::Var<T>& H0, const ag::Var<T>& tabl
   if (drive == ScanDrive::Token) {
     forward_token(g, *sv, table.value().data(), mixed ? gammaT.data() : nullptr, out.data());
   } else {
-    sv->E = Buffer<T>(B * T_ * nn);
     sv->plans.assign(static_cast<size_t>(B * T_), ExpmPlan{});
     forward(g, *sv, table.value().data(), mixed ? gammaT.data() : nullptr, out.data());
   }

@@ -16,6 +16,8 @@
 //   dR_t = s hat(dr_t),  dtable[ids[b,t]] += H_t dR_t (relative) + dR_t (token),
 // and the renormalisation passes the adjoint through unchanged. Within a thread the
 // lanes advance in lockstep, so the mixing is one (lanes x m) by (m x m) product per step.
+// The forward keeps the states, r_t, u_t and the exponentials' plans; the backward forms
+// E_t and the exponential's products again from hat(u_t) (groups/expm_kernel.hpp).
 //
 // With the token drive E_t depends on the token only, so the kernel mixes and
 // exponentiates once per table row the ids use (U <= V rows, against B*T steps), the

@@ -26,10 +26,11 @@
 //                 and the forward products it caches for the pullback: (X + P) s floats
 //                 (it also reads A and writes dA, X 2 s more, not counted). The fused
 //                 OSM kernels form A = hat(u) in L1 and keep no products
-//                 (groups/expm_kernel.hpp): they write E only, X s floats.
+//                 (groups/expm_kernel.hpp): the relative update writes E, X s floats;
+//                 the OSM-RNN scan keeps E in L1 too, 0 floats.
 //   exp pullback  4 n^3 P FLOPs; the tape op reads its cached products, P s floats; the
-//                 fused OSM kernels recompute them from A (the recomputed products are
-//                 not counted as FLOPs) and move nothing past L1: 0 floats.
+//                 fused OSM kernels recompute them from A (and the scan E; the recomputed
+//                 products are not counted as FLOPs) and move nothing past L1: 0 floats.
 //   OSM update H' = H exp(hat(Gamma vee(H* P_1 [+ H* P_2]))), k = 1 or 2 targets:
 //     small products  (6 + 6k) n^3 FLOPs (H* P_j, H E forward; G E^T, H^T G, P_j dR^T,
 //                     H dR backward); forward reads H and the targets, writes H'
@@ -43,8 +44,9 @@
 //     (Its table's V exponentials and tangents per step are in X, P; the tangents are not counted.)
 //   OSM-RNN scan step (H stays in registers along a lane): relative or both drives
 //     12 n^3 FLOPs, forward reads M_t, writes out_t (2 s), backward reads G_t, out_t,
-//     M_t, E_t and writes dM_t (5 s): 7 s floats; token or element drive 6 n^3 FLOPs
-//     and 6 s floats (the backward reads no M_t). Renormalising every k steps adds
+//     M_t and writes dM_t (4 s; E_t is formed again in L1): 6 s floats; token or
+//     element drive 6 n^3 FLOPs and 6 s floats (the backward reads no M_t, but the
+//     table row's E_x). Renormalising every k steps adds
 //     4 n^3 / k FLOPs (small products) in registers.
 //   OSMFormer attention (one layer, kernels/mean_attention.hpp): 6 T s FLOPs (Gram
 //     matrix and weighted sum, causal half); forward reads X, writes out (2 s) and
@@ -110,15 +112,17 @@ void not_derived_other(StepCosts& c, std::string what) {
   c.other() = {0, 0, false, "not derived: " + std::move(what)};
 }
 
-// The exponential families for n x n exponentials (counts measured per token), whose
-// forward products are cached for the pullback (the expm tape op) or recomputed in it
-// (the fused OSM kernels).
-enum class ExpProducts { Cached, Recomputed };
-void add_exponentials(StepCosts& c, double n, const CostInputs& in, ExpProducts products) {
+// What the forward of an exponential writes for its pullback: E and the forward
+// products (the expm tape op), E alone (the relative update, which recomputes the
+// products), or neither (the OSM-RNN scan, which recomputes both).
+enum class ExpKeeps { ValueAndProducts, Value, Nothing };
+
+// The exponential families for n x n exponentials (counts measured per token).
+void add_exponentials(StepCosts& c, double n, const CostInputs& in, ExpKeeps keeps) {
   const double s = n * n, P = in.exp_products_per_token, X = in.exponentials_per_token;
-  const bool cached = products == ExpProducts::Cached;
-  c[Family::ExpForward] = derived(2 * n * s * P, (X + (cached ? P : 0.0)) * s);
-  c[Family::ExpPullback] = derived(4 * n * s * P, cached ? P * s : 0.0);
+  const double values = keeps == ExpKeeps::Nothing ? 0.0 : X, products = keeps == ExpKeeps::ValueAndProducts ? P : 0.0;
+  c[Family::ExpForward] = derived(2 * n * s * P, (values + products) * s);
+  c[Family::ExpPullback] = derived(4 * n * s * P, products * s);
 }
 
 // A linear head of `width` inputs to V logits, the cross-entropy fused in.
@@ -157,10 +161,10 @@ void add_update(StepCosts& c, const OsmShape& o, int k, const CostInputs& in) {
 }
 
 // The prototype readout and the exponentials, both OSM models.
-void add_osm_common(StepCosts& c, const OsmShape& o, const CostInputs& in) {
+void add_osm_common(StepCosts& c, const OsmShape& o, const CostInputs& in, ExpKeeps keeps) {
   const double V = static_cast<double>(in.vocab);
   c[Family::Readout] = derived(6 * o.s * V, 3 * o.s + 2 * V + weight_floats(V * o.s + V, in));
-  add_exponentials(c, o.n, in, ExpProducts::Recomputed);
+  add_exponentials(c, o.n, in, keeps);
   not_derived_other(c, "the embedding's gather and update dropout");
 }
 
@@ -196,7 +200,7 @@ StepCosts lstm_costs(const nlohmann::json& r, const CostInputs& in) {
 StepCosts exprnn_costs(const nlohmann::json& r, const CostInputs& in) {
   const double h = resolved_key(r, "hidden").get<double>();
   StepCosts c;
-  add_exponentials(c, h, in, ExpProducts::Cached);
+  add_exponentials(c, h, in, ExpKeeps::ValueAndProducts);
   add_linear_readout(c, h, in);
   c.other() = derived(6 * h * h, 11 * h + weight_floats(h * h, in),
                       "the recurrence only (h Q^T and modReLU); the embedding and the per-step slices are not counted");
@@ -219,7 +223,7 @@ StepCosts osmformer_costs(const nlohmann::json& r, const CostInputs& in) {
       if (grounding == "token") add(c[Family::SmallProducts], 6 * o.n3, 8 * o.s);
     }
   }
-  add_osm_common(c, o, in);
+  add_osm_common(c, o, in, ExpKeeps::Value);
   return c;
 }
 
@@ -232,10 +236,10 @@ StepCosts osm_rnn_costs(const nlohmann::json& r, const CostInputs& in) {
   // most V rows for B*T tokens; its exponentials are counted as they run (P, X).
   const double per_token = token ? std::min(1.0, static_cast<double>(in.vocab) / in.tokens()) : 1.0;
   StepCosts c;
-  add(c[Family::SmallProducts], (token ? 6 : 12) * o.n3 + (every > 0 ? 4 * o.n3 / every : 0.0), (token ? 6 : 7) * o.s);
+  add(c[Family::SmallProducts], (token ? 6 : 12) * o.n3 + (every > 0 ? 4 * o.n3 / every : 0.0), 6 * o.s);
   add(c[Family::Tangent], o.mixing ? 6 * o.m * o.m * per_token : 0.0,
       2 * (1 + (o.mixing ? 1 : 0)) * o.m * per_token + (o.mixing ? weight_floats(o.m * o.m, in) : 0.0));
-  add_osm_common(c, o, in);
+  add_osm_common(c, o, in, ExpKeeps::Nothing);
   return c;
 }
 

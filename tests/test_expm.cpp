@@ -473,6 +473,37 @@ TEST_CASE_TEMPLATE("expm_one_tangent in direction G^T is the transpose of expm_o
   CHECK(checked == 72);
 }
 
+TEST_CASE_TEMPLATE("expm_one_tangent_with_value: the tangent and the forward's exp(A), bit for bit", T, double, float) {
+  // The fused kernels keep neither E nor the products from the forward; their backward
+  // takes both from this call, so it must give expm_one_forward's Q and
+  // expm_one_tangent's M exactly: every degree (T_1 at 1e-3 up to squarings at 40), the
+  // plan's known A^2 (skew) and none (general), with no or one or more squarings.
+  Rng rng(23);
+  int checked = 0;
+  for (int64_t n : {3, 8, 16, 23}) {
+    std::vector<T> fwd_scratch(static_cast<size_t>(expm_forward_scratch(n)));
+    std::vector<T> scratch(static_cast<size_t>(expm_pullback_scratch(n)));
+    for (double norm : {1e-3, 0.3, 1.2, 2.9, 9.0, 40.0})
+      for (bool skew : {true, false}) {
+        const std::vector<T> A = random_batch<T>(rng, 1, n, norm, skew);
+        std::vector<T> E(static_cast<size_t>(n * n));
+        for (auto& v : E) v = static_cast<T>(rng.normal());
+        const ExpmPlan plan =
+            expm_plan<T>(n, A.data(), fwd_scratch.data(), skew ? ExponentKind::Skew : ExponentKind::Unknown);
+        std::vector<T> Q(E.size()), M(E.size()), Q2(E.size(), T(-7)), M2(E.size(), T(-7));
+        expm_one_forward<T>(n, A.data(), plan, Q.data(), fwd_scratch.data(), nullptr);
+        expm_one_tangent<T>(n, A.data(), plan, E.data(), M.data(), scratch.data(), nullptr);
+        expm_one_tangent_with_value<T>(n, A.data(), plan, E.data(), M2.data(), Q2.data(), scratch.data());
+        INFO("n " << n << ", ||A||_1 " << norm << (skew ? " skew" : " general") << ", degree " << plan.degree
+                  << ", squarings " << plan.squarings);
+        CHECK(Q2 == Q);
+        CHECK(M2 == M);
+        ++checked;
+      }
+  }
+  CHECK(checked == 48);
+}
+
 TEST_CASE("the float plan's 1-norm: every size and column, at the top threshold, NaN and inf") {
   // One nonzero entry (of either sign) decides ||A||_1, so the plan is known exactly: T_18
   // without squaring up to theta_18 (float), 15+ with one squaring just above it (the same

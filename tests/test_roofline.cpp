@@ -51,8 +51,9 @@ TEST_CASE("roofline: per-family FLOPs and bytes of a one-layer OSMFormer, by han
   // plus Gamma's 3 m^2 / 16 tokens = 6.75: 2 * 30.75 = 61.5 floats = 246 bytes.
   CHECK(c[Family::Tangent].flops == doctest::Approx(432));
   CHECK(c[Family::Tangent].bytes == doctest::Approx(246));
-  // Exponentials, in the fused kernels (no cached products): forward 2 n^3 P = 640 FLOPs,
-  // X s = 2*16 = 32 floats = 128 bytes (E); pullback 4 n^3 P = 1280 FLOPs, no bytes.
+  // Exponentials, in the relative update (the products formed again in the backward):
+  // forward 2 n^3 P = 640 FLOPs, X s = 2*16 = 32 floats = 128 bytes (E); pullback
+  // 4 n^3 P = 1280 FLOPs, no bytes.
   CHECK(c[Family::ExpForward].flops == doctest::Approx(640));
   CHECK(c[Family::ExpForward].bytes == doctest::Approx(128));
   CHECK(c[Family::ExpPullback].flops == doctest::Approx(1280));
@@ -133,6 +134,15 @@ TEST_CASE("roofline: the token-drive OSM-RNN mixes once per table row, the relat
   CHECK(t[Family::Tangent].flops == doctest::Approx(135));
   CHECK(r[Family::Tangent].bytes == doctest::Approx(4 * (24 + 6.75)));
   CHECK(t[Family::Tangent].bytes == doctest::Approx(4 * (15 + 6.75)));
+  // A scan step: relative 12 n^3 = 768 FLOPs, token 6 n^3 = 384; both 6 s = 96 floats =
+  // 384 bytes (the relative drive reads M_t in both passes, the token drive E_x).
+  CHECK(r[Family::SmallProducts].flops == doctest::Approx(768));
+  CHECK(t[Family::SmallProducts].flops == doctest::Approx(384));
+  CHECK(r[Family::SmallProducts].bytes == doctest::Approx(384));
+  CHECK(t[Family::SmallProducts].bytes == doctest::Approx(384));
+  // The scan keeps neither E nor the exponential's products: its exponentials move no bytes.
+  CHECK(r[Family::ExpForward].bytes == 0);
+  CHECK(r[Family::ExpPullback].bytes == 0);
   // With more rows than tokens every token is its own row: no saving.
   models::CostInputs few = tiny_inputs();
   few.vocab = 100;
