@@ -4,8 +4,7 @@
 // d x d products and an exponential or its pullback) is long enough that the hardware
 // prefetchers, which run a few lines ahead of the misses they see, leave every token's
 // operands to arrive on demand. kernels/relative_update.cpp fetches the next token's
-// (G, H, E and the exponential's cached products in the backward) while the current one
-// computes (docs/performance-log.md, 2026-12-06). A hint only: no effect on any result.
+// (G, H and E in the backward) while the current one computes (docs/performance-log.md, 2026-12-06). A hint only: no effect on any result.
 #pragma once
 #include <cstdint>
 
@@ -16,14 +15,6 @@ template <class T>
 inline void prefetch_lines(const T* p, int64_t count) {
   constexpr int64_t kPerLine = 64 / static_cast<int64_t>(sizeof(T));
   for (int64_t e = 0; e < count; e += kPerLine) __builtin_prefetch(p + e, 0, 3);
-}
-
-// The same for an array about to be written (prefetchw: the lines arrive owned, so the
-// stores need not wait for them).
-template <class T>
-inline void prefetch_lines_for_write(T* p, int64_t count) {
-  constexpr int64_t kPerLine = 64 / static_cast<int64_t>(sizeof(T));
-  for (int64_t e = 0; e < count; e += kPerLine) __builtin_prefetch(p + e, 1, 3);
 }
 
 }  // namespace liegrad

@@ -59,18 +59,19 @@ void expm_one_tangent(int64_t n, const T* A, const ExpmPlan& plan, const T* E, T
 // expm_one_tangent recomputing the products (no cache), and Q = exp(A) (n,n) beside M:
 // the values the tangent program forms anyway, run through the last product (one more
 // product than expm_one_tangent), bit for bit the Q of expm_one_forward with this plan.
-// The fused kernels' backward takes E = exp(A) from here instead of keeping it from the
+// The OSM-RNN scan's backward takes E = exp(A) from here instead of keeping it from the
 // forward.
 template <class T>
 void expm_one_tangent_with_value(int64_t n, const T* A, const ExpmPlan& plan, const T* E, T* M, T* Q, T* scratch);
 
-// Q (n,n) = exp(A (n,n)), planned here; returns the plan, which the backward hands to
-// expm_one_tangent_with_value, so that the tangent program recomputes the forward's
-// products and Q from A. The fused update and scan kernels call this per token, with
-// kind Skew (their A is hat(u)). They keep neither the forward products nor Q: writing
-// 3-7 KB per token in the forward and reading it back in the backward cost the models
-// more than recomputing them from an A already in cache (docs/performance-log.md,
-// "2026-12-06, late").
+// Q (n,n) = exp(A (n,n)), planned here, keeping no products; returns the plan, which
+// the backward hands to expm_one_tangent (null cache) or expm_one_tangent_with_value, so
+// that the tangent program recomputes the products (and Q) from A. The fused update and
+// scan kernels call this per token, with kind Skew (their A is hat(u)). Writing the
+// products (2-5 KB a token) in the forward and reading them back in the backward cost
+// the models more than recomputing them from an A already in cache; the scan keeps no
+// Q either, the relative update does (at d = 16 the extra product costs what the 1 KB
+// saves; docs/performance-log.md, "2026-12-06, late").
 template <class T>
 ExpmPlan expm_one_forward_planned(int64_t n, const T* A, T* Q, T* scratch, ExponentKind kind) {
   prof::Sub exp_time(prof::Family::ExpForward);
