@@ -285,7 +285,7 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* out, cons
 template <class T>
 ag::Var<T> osm_scan(const Group& g, const ag::Var<T>& H0, const ag::Var<T>& table, const std::vector<int32_t>& ids,
                     int64_t B, int64_t T_, const ag::Var<T>& Gamma, ScanDrive drive, int64_t renormalize_every) {
-  const int64_t n = g.n(), m = g.dim(), nn = n * n;
+  const int64_t n = g.n(), m = g.dim();
   const std::string nn_s = std::to_string(n) + "," + std::to_string(n);
   if (H0.shape() != Shape{B, n, n})
     throw ShapeError("osm_scan (" + g.name() + "): initial states must be (" + std::to_string(B) + "," + nn_s +
