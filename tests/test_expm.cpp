@@ -474,7 +474,7 @@ TEST_CASE_TEMPLATE("expm_one_tangent in direction G^T is the transpose of expm_o
 }
 
 TEST_CASE_TEMPLATE("expm_one_tangent_with_value: the tangent and the forward's exp(A), bit for bit", T, double, float) {
-  // The fused kernels keep neither E nor the products from the forward; their backward
+  // The OSM-RNN scan keeps neither E nor the products from the forward; its backward
   // takes both from this call, so it must give expm_one_forward's Q and
   // expm_one_tangent's M exactly: every degree (T_1 at 1e-3 up to squarings at 40), the
   // plan's known A^2 (skew) and none (general), with no or one or more squarings.

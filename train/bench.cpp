@@ -302,8 +302,9 @@ ExpmBenchResult bench_expm(int64_t n, int64_t N, int repeats, int threads, doubl
   };
   // The OSM kernels' route: each matrix planned and exponentiated on its own without a
   // cache of its products (expm_one_forward_planned), then the tangent program
-  // recomputing them (expm_one_tangent with a null cache), as kernels/osm_scan.cpp and
-  // kernels/relative_update.cpp run them per token.
+  // recomputing them (expm_one_tangent with a null cache), as kernels/relative_update.cpp
+  // runs them per token (kernels/osm_scan.cpp's backward also forms E there, one product
+  // more: expm_one_tangent_with_value).
   const int64_t n2 = n * n;
   const int route_threads = num_threads();
   std::vector<groups::ExpmPlan> plans(static_cast<size_t>(N));
