@@ -4,7 +4,8 @@
 // d x d products and an exponential or its pullback) is long enough that the hardware
 // prefetchers, which run a few lines ahead of the misses they see, leave every token's
 // operands to arrive on demand. kernels/relative_update.cpp fetches the next token's
-// (G, H and E in the backward) while the current one computes (docs/performance-log.md, 2026-12-06). A hint only: no effect on any result.
+// (G, H and E in the backward) while the current one computes (docs/performance-log.md,
+// 2026-12-06). A hint only: no effect on any result.
 #pragma once
 #include <cstdint>
 
