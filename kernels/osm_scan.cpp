@@ -10,6 +10,7 @@
 #include "autograd/tape.hpp"
 #include "core/buffer.hpp"
 #include "core/parallel.hpp"
+#include "core/prefetch.hpp"
 #include "core/profile.hpp"
 #include "core/small_gemm.hpp"
 #include "groups/expm_kernel.hpp"
@@ -158,7 +159,9 @@ void backward_token(const Group& g, const Saved<T>& sv, const T* G, const T* out
         const T* H = t == 0 ? sv.H0.data() + b * nn : out + (bt - 1) * nn;
         const int64_t k = sv.slot[static_cast<size_t>(sv.ids[static_cast<size_t>(bt)])];
         const T* Gt = G + bt * nn;
-        for (int64_t q = 0; q < nn; ++q) dHn[static_cast<size_t>(q)] = dh[static_cast<size_t>(q)] + Gt[q];  // renorm: straight through
+        T* __restrict dhn = dHn.data();
+#pragma omp simd
+        for (int64_t q = 0; q < nn; ++q) dhn[q] = dh[static_cast<size_t>(q)] + Gt[q];  // renorm: straight through
         const T* E = sv.slot_exp.E.data() + k * nn;
         small_gemm_ld<T>(false, true, n, n, n, T(1), dHn.data(), n, E, n, T(0), dh.data(), n);  // dH_t = dHn E^T
         if (need_dE)  // dE_k^T += dHn^T H
@@ -224,10 +227,21 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* out, cons
         const T* H = t == 0 ? sv.H0.data() + b * nn : out + (bt - 1) * nn;
         T* dh = dH.data() + (b - lo) * nn;
         const T* Gt = G + bt * nn;
-        for (int64_t k = 0; k < nn; ++k) dHn[static_cast<size_t>(k)] = dh[k] + Gt[k];  // renorm: straight through
+        // The next lane's rows (T_ rows apart, too far for the hardware prefetchers)
+        // arrive while this one computes, as in relative_update.cpp.
+        if (b + 1 < hi || t > 0) {
+          const int64_t next = b + 1 < hi ? bt + T_ : lo * T_ + t - 1;
+          prefetch_lines(G + next * nn, nn);
+          prefetch_lines(sv.coords() + next * m, m);
+          if (next % T_ != 0) prefetch_lines(out + (next - 1) * nn, nn);
+        }
+        T* __restrict dhn = dHn.data();
+#pragma omp simd
+        for (int64_t k = 0; k < nn; ++k) dhn[k] = dh[k] + Gt[k];  // renorm: straight through
         // dE^T = dHn^T H; A's cotangent dA = L(A^T, dE) has the transpose dAt = L(A, dE^T),
-        // and vee(dA) = -vee(dAt): no transposes (as in relative_update.cpp).
-        small_gemm_ld<T>(true, false, n, n, n, T(1), dHn.data(), n, H, n, T(0), dEt.data(), n);
+        // and vee(dA) = -vee(dAt): no transposes (as in relative_update.cpp). dE^T carries
+        // du's factor -1/s (below): the tangent is linear in it.
+        small_gemm_ld<T>(true, false, n, n, n, -inv_s, dHn.data(), n, H, n, T(0), dEt.data(), n);
         g.hat_kernel(sv.coords() + bt * m, A.data(), n);
         {
           // The tangent program recomputes the exponential's products, and E = exp(A)
@@ -237,9 +251,7 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* out, cons
                                       E.data(), scratch.data());
         }
         small_gemm_ld<T>(false, true, n, n, n, T(1), dHn.data(), n, E.data(), n, T(0), dh, n);  // dH_t = dHn E^T
-        T* dub = du.data() + (b - lo) * m;
-        g.vee_kernel(dAt.data(), n, dub);
-        for (int64_t k = 0; k < m; ++k) dub[k] *= -inv_s;
+        g.vee_kernel(dAt.data(), n, du.data() + (b - lo) * m);  // du = -vee(dAt)/s
       }
       const T* drows = du.data();
       if (gamma && L > 0) {

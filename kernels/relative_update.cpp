@@ -171,17 +171,16 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* H, const 
       if (dH) small_gemm_ld<T>(false, true, n, n, n, T(1), Gi, n, Ei, n, assign_dH ? T(0) : T(1), dH + i * nn, n);
       // E's cotangent is dE = H^T G, and A's is dA = L(A^T, dE), whose transpose is
       // dAt = L(A, dE^T) (expm_one_tangent); vee(dA) = -vee(dAt) (vee reads the skew
-      // part), so nothing is transposed: dE^T = G^T H is one product.
-      small_gemm_ld<T>(true, false, n, n, n, T(1), Gi, n, H + i * nn, n, T(0), dEt.data(), n);
+      // part), so nothing is transposed: dE^T = G^T H is one product. It carries du's
+      // factor -1/s (below): the tangent is linear in dE^T.
+      small_gemm_ld<T>(true, false, n, n, n, -inv_s, Gi, n, H + i * nn, n, T(0), dEt.data(), n);
       g.hat_kernel(sv.coords() + i * m, A.data(), n);
       {
         prof::Sub exp_time(prof::Family::ExpPullback);
         expm_one_tangent(n, A.data(), sv.plans[static_cast<size_t>(i)], dEt.data(), dAt.data(), scratch.data(),
                          static_cast<const T*>(nullptr));  // recomputes the products
       }
-      T* dui = du.data() + (i - i0) * m;
-      g.vee_kernel(dAt.data(), n, dui);
-      for (int64_t k = 0; k < m; ++k) dui[k] *= -inv_s;
+      g.vee_kernel(dAt.data(), n, du.data() + (i - i0) * m);  // du = -vee(dAt)/s
     }
     for (size_t k = 0; k < K; ++k) {
       const Term<T>& term = terms[k];
