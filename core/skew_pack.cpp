@@ -2,6 +2,7 @@
 #include "core/skew_pack.hpp"
 
 #include "core/simd.hpp"
+#include "core/small_gemm.hpp"
 
 namespace liegrad {
 
@@ -180,5 +181,21 @@ void skew_from_upper(int64_t d, const float* u, float c, float* out, int64_t ldo
 void upper_of_skew(int64_t d, const float* X, int64_t ldx, float c, float* u) { upper_of_skew_loops(d, X, ldx, c, u); }
 
 #endif
+
+// X^T through the tiled register transpose (core/small_gemm.hpp), then c (X - X^T) row
+// by row: the loops' arithmetic per element, so bit-identical to them.
+void skew_part(int64_t d, const float* X, int64_t ldx, float c, float* out, int64_t ldo) {
+  constexpr int64_t kMax = 32;
+  if (d > kMax) return skew_part_loops(d, X, ldx, c, out, ldo);
+  alignas(64) float xt[kMax * kMax];
+  transpose_small(d, d, X, ldx, xt, d);
+  for (int64_t i = 0; i < d; ++i) {
+    const float* x = X + i * ldx;
+    const float* y = xt + i * d;
+    float* o = out + i * ldo;
+#pragma omp simd
+    for (int64_t j = 0; j < d; ++j) o[j] = c * (x[j] - y[j]);
+  }
+}
 
 }  // namespace liegrad

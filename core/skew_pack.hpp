@@ -15,6 +15,8 @@
 // OSM-RNN's SO(23)) each row takes two registers and the transposes go by 16 x 16
 // tiles; there the loops took 6-7% of a training step. Each element sees the same
 // arithmetic as in the loops, so the results are bit-identical (tests/test_kernels.cpp).
+// skew_part (below) serves the fused kernels' backward, where hat(vee(.)) of a
+// cotangent with no mixing in between is Pi of it.
 #pragma once
 #include <cstdint>
 
@@ -39,9 +41,22 @@ void upper_of_skew_loops(int64_t d, const T* X /* (d, ldx) */, int64_t ldx, T c,
     for (int64_t j = i + 1; j < d; ++j, ++p) u[p] = c * (X[i * ldx + j] - X[j * ldx + i]);
 }
 
-// The fast forms: the loops but for float, d <= 32, on AVX-512 builds.
+// out = c (X - X^T): with c = 1/2 so(d)'s orthogonal projection Pi, which equals
+// hat(vee(X)) (group law "hat vee is Pi"), in one pass and without the packed vector.
+template <class T>
+void skew_part_loops(int64_t d, const T* X /* (d, ldx) */, int64_t ldx, T c, T* out /* (d, ldo) */, int64_t ldo) {
+  for (int64_t i = 0; i < d; ++i)
+    for (int64_t j = 0; j < d; ++j) out[i * ldo + j] = c * (X[i * ldx + j] - X[j * ldx + i]);
+}
+
+// The fast forms: the loops but for float, d <= 32, on AVX-512 builds (skew_part on any
+// SIMD build: a register transpose, then one vector pass).
 void skew_from_upper(int64_t d, const float* u, float c, float* out, int64_t ldo);
 void upper_of_skew(int64_t d, const float* X, int64_t ldx, float c, float* u);
+void skew_part(int64_t d, const float* X, int64_t ldx, float c, float* out, int64_t ldo);
+inline void skew_part(int64_t d, const double* X, int64_t ldx, double c, double* out, int64_t ldo) {
+  skew_part_loops(d, X, ldx, c, out, ldo);
+}
 inline void skew_from_upper(int64_t d, const double* u, double c, double* out, int64_t ldo) {
   skew_from_upper_loops(d, u, c, out, ldo);
 }

@@ -245,6 +245,14 @@ std::vector<Law> make_laws() {
         const A V = g.compose(p.X, g.hat(u));  // a tangent vector at X
         return ratio(worst_norm(minus(g.vee(g.compose(g.inverse(p.X), V)), u), 1.0), std::sqrt(dot(u, u) / N));
       });
+  // The fused kernels' backward (kernels/osm_scan.cpp, relative_update.cpp) takes Pi(M)
+  // for hat(vee(M)) when no mixing matrix stands between them.
+  add("hat vee is Pi", "||hat(vee M) - Pi(M)|| / ||M||", "hat vee = s hat hat^T, the orthogonal projection onto g", 1e-13,
+      [](const Group& g, const Points& p, Rng& rng) {
+        const A M = rng.normal_array<double>(p.X.shape());
+        return ratio(worst_norm(minus(g.hat(g.vee(M)), g.project(M)), g.real_scale()),
+                     std::sqrt(g.real_scale() * dot(M, M) / N));
+      });
   add("hat is an isometry (at X)", "| ||X hat u|| - ||u|| | / ||u||", "||X hat u|| = ||u||", 1e-13,
       [](const Group& g, const Points& p, Rng& rng) {
         const A u = rng.normal_array<double>(p.U.shape());

@@ -36,8 +36,7 @@ class Orthogonal final : public TypedGroup<Orthogonal> {
 
   template <class T>
   void project_t(const T* X, int64_t ldx, T* out, int64_t ldo) const {
-    for (int64_t i = 0; i < d_; ++i)
-      for (int64_t j = 0; j < d_; ++j) out[i * ldo + j] = (X[i * ldx + j] - X[j * ldx + i]) / T(2);
+    skew_part(d_, X, ldx, T(0.5), out, ldo);  // (X - X^T)/2
   }
 
   template <class T>

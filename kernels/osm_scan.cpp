@@ -221,6 +221,21 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* out, cons
     std::vector<T> E(static_cast<size_t>(nn));
     std::vector<T> du(static_cast<size_t>(std::max<int64_t>(L, 1) * m)), dr(static_cast<size_t>(std::max<int64_t>(L, 1) * m));
     std::vector<T> scratch(static_cast<size_t>(expm_pullback_scratch(n)));
+    // Lane b's step bt with dR/s in A: dR's share of dH (through R = H^T M) and of dtable.
+    auto take_dR = [&](int64_t b, int64_t bt) {
+      const T* H = bt % T_ == 0 ? sv.H0.data() + b * nn : out + (bt - 1) * nn;
+      const int32_t id = sv.ids[static_cast<size_t>(bt)];
+      const T* M = table + static_cast<int64_t>(id) * nn;
+      if (needs_relative(sv.drive)) {
+        // s M (dR/s)^T = -s M (dR/s): algebra elements are skew (group law), no transpose.
+        small_gemm_ld<T>(false, false, n, n, n, -s, M, n, A.data(), n, T(1), dH.data() + (b - lo) * nn, n);
+        if (dtable) small_gemm_ld<T>(false, false, n, n, n, s, H, n, A.data(), n, T(1), dtab.data() + id * nn, n);
+      }
+      if (needs_token(sv.drive) && dtable) {
+        T* d = dtab.data() + id * nn;
+        for (int64_t k = 0; k < nn; ++k) d[k] += s * A[static_cast<size_t>(k)];
+      }
+    };
     for (int64_t t = T_ - 1; t >= 0; --t) {
       for (int64_t b = lo; b < hi; ++b) {
         const int64_t bt = b * T_ + t;
@@ -251,33 +266,27 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* out, cons
                                       E.data(), scratch.data());
         }
         small_gemm_ld<T>(false, true, n, n, n, T(1), dHn.data(), n, E.data(), n, T(0), dh, n);  // dH_t = dHn E^T
-        g.vee_kernel(dAt.data(), n, du.data() + (b - lo) * m);  // du = -vee(dAt)/s
+        if (gamma) {
+          g.vee_kernel(dAt.data(), n, du.data() + (b - lo) * m);  // du = -vee(dAt)/s
+        } else {
+          // Without Gamma, dR/s = hat(du) = hat(vee(dAt)) = Pi(dAt) (group law "hat vee
+          // is Pi"): one pass, no coordinates, and the lane takes it now.
+          g.project_kernel(dAt.data(), n, A.data(), n);
+          take_dR(b, bt);
+        }
       }
-      const T* drows = du.data();
-      if (gamma && L > 0) {
+      if (!gamma || L == 0) continue;  // without Gamma the lanes took their dR above
+      {
         prof::Sub mixing(prof::Family::Tangent);
         // dGamma += du^T r over this step's lanes; dr = du Gamma.
         if (dGamma)
           small_gemm_ld<T>(true, false, m, m, L, T(1), du.data(), m, sv.r.data() + (lo * T_ + t) * m, T_ * m, T(1),
                            dgam.data(), m);
         small_gemm_ld<T>(false, false, L, m, m, T(1), du.data(), m, gamma, m, T(0), dr.data(), m);
-        drows = dr.data();
       }
       for (int64_t b = lo; b < hi; ++b) {
-        const int64_t bt = b * T_ + t;
-        const T* H = t == 0 ? sv.H0.data() + b * nn : out + (bt - 1) * nn;
-        const int32_t id = sv.ids[static_cast<size_t>(bt)];
-        const T* M = table + static_cast<int64_t>(id) * nn;
-        g.hat_kernel(drows + (b - lo) * m, A.data(), n);  // dR / s
-        if (needs_relative(sv.drive)) {
-          // s M (dR/s)^T = -s M (dR/s): algebra elements are skew (group law), no transpose.
-          small_gemm_ld<T>(false, false, n, n, n, -s, M, n, A.data(), n, T(1), dH.data() + (b - lo) * nn, n);
-          if (dtable) small_gemm_ld<T>(false, false, n, n, n, s, H, n, A.data(), n, T(1), dtab.data() + id * nn, n);
-        }
-        if (needs_token(sv.drive) && dtable) {
-          T* d = dtab.data() + id * nn;
-          for (int64_t k = 0; k < nn; ++k) d[k] += s * A[static_cast<size_t>(k)];
-        }
+        g.hat_kernel(dr.data() + (b - lo) * m, A.data(), n);  // dR / s
+        take_dR(b, b * T_ + t);
       }
     }
     if (dH0)

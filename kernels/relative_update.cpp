@@ -160,11 +160,34 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* H, const 
     std::vector<T> sum(static_cast<size_t>(nn)), dP_i(static_cast<size_t>(nn));
     std::vector<T> scratch(static_cast<size_t>(expm_pullback_scratch(n)));
     std::vector<T> du(static_cast<size_t>(kChunk * m)), dr(static_cast<size_t>(kChunk * m));
+    // Token i's dR_k/s in A: its share of dH (through R = H^T P) and of dP, dP2.
+    auto take_dR = [&](const Term<T>& term, int64_t i) {
+      // dH += s P_k (dR_k/s)^T = -s P_k (dR_k/s): algebra elements are skew (law "hat
+      // lands in the skew matrices"), which spares the transpose of a B^T product.
+      if (dH)
+        small_gemm_ld<T>(false, false, n, n, n, -s, term.target(i, nn, sum.data()), n, A.data(), n, T(1), dH + i * nn,
+                         n);
+      if (term.dP && !term.P2) {
+        small_gemm_ld<T>(false, false, n, n, n, s, H + i * nn, n, A.data(), n, term.assign_dP ? T(0) : T(1),
+                         term.dP + i * nn, n);
+      } else if (term.dP || term.dP2) {  // both targets get s H (dR/s), formed once
+        small_gemm_ld<T>(false, false, n, n, n, s, H + i * nn, n, A.data(), n, T(0), dP_i.data(), n);
+        if (term.dP) store(term.dP + i * nn, term.assign_dP, dP_i.data(), nn);
+        if (term.dP2) store(term.dP2 + i * nn, term.assign_dP2, dP_i.data(), nn);
+      }
+    };
+    // One term without Gamma: dR/s = hat(du) = hat(vee(dAt)) = Pi(dAt) (group law "hat vee
+    // is Pi"), taken per token right after its pullback, with no coordinates between.
+    const bool direct = K == 1 && !terms[0].gamma;
     for (int64_t i = i0; i < i1; ++i) {
       if (i + 1 < i1) {  // the next token's operands, while this one computes
         prefetch_lines(G + (i + 1) * nn, nn);
         prefetch_lines(H + (i + 1) * nn, nn);
         prefetch_lines(sv.E.data() + (i + 1) * nn, nn);
+        if (direct) {
+          prefetch_lines(terms[0].P + (i + 1) * nn, nn);
+          if (terms[0].P2) prefetch_lines(terms[0].P2 + (i + 1) * nn, nn);
+        }
       }
       const T* Gi = G + i * nn;
       const T* Ei = sv.E.data() + i * nn;
@@ -180,8 +203,15 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* H, const 
         expm_one_tangent(n, A.data(), sv.plans[static_cast<size_t>(i)], dEt.data(), dAt.data(), scratch.data(),
                          static_cast<const T*>(nullptr));  // recomputes the products
       }
-      g.vee_kernel(dAt.data(), n, du.data() + (i - i0) * m);  // du = -vee(dAt)/s
+      if (direct) {
+        if (!dH && !any_dP) continue;
+        g.project_kernel(dAt.data(), n, A.data(), n);
+        take_dR(terms[0], i);
+      } else {
+        g.vee_kernel(dAt.data(), n, du.data() + (i - i0) * m);  // du = -vee(dAt)/s
+      }
     }
+    if (direct) return;
     for (size_t k = 0; k < K; ++k) {
       const Term<T>& term = terms[k];
       const T* drows = du.data();
@@ -204,19 +234,7 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* H, const 
           prefetch_lines(H + (i + 1) * nn, nn);
         }
         g.hat_kernel(drows + (i - i0) * m, A.data(), n);  // dR_k / s
-        // dH += s P_k (dR_k/s)^T = -s P_k (dR_k/s): algebra elements are skew (law "hat
-        // lands in the skew matrices"), which spares the transpose of a B^T product.
-        if (dH)
-          small_gemm_ld<T>(false, false, n, n, n, -s, term.target(i, nn, sum.data()), n, A.data(), n, T(1),
-                           dH + i * nn, n);
-        if (term.dP && !term.P2) {
-          small_gemm_ld<T>(false, false, n, n, n, s, H + i * nn, n, A.data(), n, term.assign_dP ? T(0) : T(1),
-                           term.dP + i * nn, n);
-        } else if (term.dP || term.dP2) {  // both targets get s H (dR/s), formed once
-          small_gemm_ld<T>(false, false, n, n, n, s, H + i * nn, n, A.data(), n, T(0), dP_i.data(), n);
-          if (term.dP) store(term.dP + i * nn, term.assign_dP, dP_i.data(), nn);
-          if (term.dP2) store(term.dP2 + i * nn, term.assign_dP2, dP_i.data(), nn);
-        }
+        take_dR(term, i);
       }
     }
   });

@@ -226,7 +226,7 @@ TEST_CASE("transpose_small transposes every size exactly and leaves the rest alo
   CHECK(bad == 0);
 }
 
-TEST_CASE("the skew packing maps equal their loops bit for bit, write only their entries, and invert") {
+TEST_CASE("the skew packing maps and skew_part equal their loops bit for bit, write only their entries, and invert") {
   // d <= 16 take the one-register AVX-512 kernels (where built), 17-32 the two-register
   // ones, 33 and 40 the loops. Entries include
   // +-0 and inf, whose signs a transpose-and-subtract form would get wrong (0 - 0 = +0).
@@ -252,6 +252,15 @@ TEST_CASE("the skew packing maps equal their loops bit for bit, write only their
     upper_of_skew_loops(d, X.data(), ld, c, v_loops.data());
     for (int64_t p = 0; p <= m; ++p) differ += !same_bits(v_fast[static_cast<size_t>(p)], v_loops[static_cast<size_t>(p)]);
     touched += v_fast[static_cast<size_t>(m)] != sentinel;
+
+    // skew_part: X with +-0 and inf, strided in and out.
+    if (d > 2) X[1] = 0.0f, X[static_cast<size_t>(ld)] = -0.0f, X[2] = INFINITY;
+    std::vector<float> p_fast(static_cast<size_t>(d * ld), sentinel), p_loops = p_fast;
+    skew_part(d, X.data(), ld, 0.5f, p_fast.data(), ld);
+    skew_part_loops(d, X.data(), ld, 0.5f, p_loops.data(), ld);
+    for (size_t k = 0; k < p_fast.size(); ++k) differ += !same_bits(p_fast[k], p_loops[k]);
+    for (int64_t i = 0; i < d; ++i)
+      for (int64_t j = d; j < ld; ++j) touched += p_fast[static_cast<size_t>(i * ld + j)] != sentinel;
 
     // upper_of_skew(skew_from_upper(u)) = 2 c^2 u = u for c = 1/sqrt(2), to rounding.
     std::vector<float> w = normals(rng, m), A(static_cast<size_t>(d * d)), back(static_cast<size_t>(m));
