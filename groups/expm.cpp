@@ -249,7 +249,17 @@ class Program {
     placed_tangent_reg_ = r;
     placed_tangent_ = at;
   }
-  T* tangent(int r) const { return r == placed_tangent_reg_ ? placed_tangent_ : tangents_ + r * n2_; }
+  T* tangent(int r) const {
+    if (r == kX && tangent_x_) return tangent_x_;
+    return r == placed_tangent_reg_ ? placed_tangent_ : tangents_ + r * n2_;
+  }
+  // X and, when dx is not null, its tangent read where they are, not copied into the
+  // scratch (the program never writes them): for plans without squarings X = A, and a
+  // tangent direction E needs no scaling either.
+  void alias_x(const T* x, const T* dx) {
+    val_[kX] = const_cast<T*>(x);
+    tangent_x_ = const_cast<T*>(dx);
+  }
   // In the tangent modes, computes the values after the last product too, so that the
   // result register holds exp(A) beside its tangent (expm_one_tangent_with_value).
   void keep_all_values() { all_values_ = true; }
@@ -281,11 +291,16 @@ class Program {
   void square_x(int d) {
     if (!known_a2_) return mul(d, kX, kX);
     const bool last = done_ + 1 == total_;
-    T* out = (cache_ && !last) ? cache_ + done_ * n2_ : slot(d);
+    const bool to_cache = cache_ && !last;
+    T* out = to_cache ? cache_ + done_ * n2_ : slot(d);
     const bool needed = !tangents_ || all_values_ || !last;
     if (needed && (!replay_ || last)) {
+      if (known_scale_ == T(1) && !to_cache) {
+        out = const_cast<T*>(known_a2_);  // no squarings: X^2 = A^2, read in place
+      } else {
 #pragma omp simd
-      for (int64_t i = 0; i < n2_; ++i) out[i] = known_scale_ * known_a2_[i];
+        for (int64_t i = 0; i < n2_; ++i) out[i] = known_scale_ * known_a2_[i];
+      }
     }
     val_[static_cast<size_t>(d)] = needed ? out : nullptr;
     if (tangents_) {
@@ -412,6 +427,7 @@ class Program {
   int placed_reg_ = -1;  // see place()
   T* placed_ = nullptr;
   int placed_tangent_reg_ = -1;  // see place_tangent()
+  T* tangent_x_ = nullptr;        // see alias_x()
   T* placed_tangent_ = nullptr;
 };
 
@@ -617,7 +633,10 @@ void one_forward(int64_t n, const T* A, const ExpmPlan& plan, const T* a2, T* Q,
   const int64_t n2 = n * n;
   Program<T> p(n, use_blas, plan.products(), scratch, nullptr, cache);
   const double scale = std::ldexp(1.0, -plan.squarings);
-  scaled_copy(n, static_cast<T>(scale), A, p.slot(kX));
+  if (plan.squarings == 0)
+    p.alias_x(A, nullptr);
+  else
+    scaled_copy(n, static_cast<T>(scale), A, p.slot(kX));
   if (a2) p.set_known_square(a2, static_cast<T>(scale * scale));
   // Each step writes a register other than the ones it reads, so the result register
   // may live in Q. (A plan with no product but I + X leaves its result in kP too.)
@@ -629,13 +648,20 @@ void one_forward(int64_t n, const T* A, const ExpmPlan& plan, const T* a2, T* Q,
 // The tangent program of `plan` at A: direction(X) writes the scaled direction
 // 2^-s E into X (n,n); returns the register that holds L_F(A, E), F the approximant of
 // `plan`, replaying `cache` when given (else recomputing the values, with A^2 from a2).
+// With no squarings the program reads A in place, and E at `unscaled` when that is not
+// null; the caller passes unscaled only when neither A nor E overlaps an output.
 template <class T, class Direction>
 int run_tangent(Program<T>& p, int64_t n, const T* A, const ExpmPlan& plan, const T* a2, bool cached,
-                Direction direction) {
+                Direction direction, const T* unscaled = nullptr) {
   const double scale = std::ldexp(1.0, -plan.squarings);
-  scaled_copy(n, static_cast<T>(scale), A, p.slot(kX));
+  if (plan.squarings == 0) {
+    p.alias_x(A, unscaled);
+  } else {
+    scaled_copy(n, static_cast<T>(scale), A, p.slot(kX));
+    unscaled = nullptr;
+  }
   if (a2 && !cached) p.set_known_square(a2, static_cast<T>(scale * scale));
-  direction(static_cast<T>(scale), p.tangent(kX));
+  if (!unscaled) direction(static_cast<T>(scale), p.tangent(kX));
   return run(p, plan);
 }
 
@@ -665,7 +691,9 @@ void one_tangent(int64_t n, const T* A, const ExpmPlan& plan, const T* a2, const
     p.keep_all_values();
     p.place(result_register(plan), Q);
   }
-  const int r = run_tangent(p, n, A, plan, a2, cache != nullptr, [&](T scale, T* x) { scaled_copy(n, scale, E, x); });
+  const int r =
+      run_tangent(p, n, A, plan, a2, cache != nullptr, [&](T scale, T* x) { scaled_copy(n, scale, E, x); },
+                  E != M && E != Q ? E : nullptr);
   const T* t = p.tangent(r);
   if (t != M) std::copy(t, t + n2, M);
   if (Q) {

@@ -12,6 +12,9 @@
 
 namespace liegrad::groups {
 
+// Inputs (A, G, E) and outputs (Q, M, dA) must not overlap: with no squarings the
+// programs read A and E where they are, not from copies.
+
 // Degree index into {T_1, T_2, T_4, T_8, 15+, T_18} and squarings s, chosen from ||A||_1, or for a
 // skew-symmetric A from a sharper bound on ||A||_2 computed from A^2 (groups/expm.cpp).
 struct ExpmPlan {
