@@ -184,6 +184,7 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* H, const 
         prefetch_lines(G + (i + 1) * nn, nn);
         prefetch_lines(H + (i + 1) * nn, nn);
         prefetch_lines(sv.E.data() + (i + 1) * nn, nn);
+        prefetch_lines(sv.coords() + (i + 1) * m, m);
         if (direct) {
           prefetch_lines(terms[0].P + (i + 1) * nn, nn);
           if (terms[0].P2) prefetch_lines(terms[0].P2 + (i + 1) * nn, nn);
