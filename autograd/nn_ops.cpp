@@ -285,14 +285,18 @@ Var<T> embedding(const Var<T>& table, const std::vector<int32_t>& ids, const std
     T* dt = table.node()->grad_ref().data();
     // Scatter-add: repeated ids would race under a parallel loop over rows, so the
     // threads split the columns instead (blocks of kColumns), each running all rows.
-    constexpr int64_t kColumns = 16;
+    // Each block reads one line per row of g, D apart; the line kAhead rows on is
+    // prefetched, and the block's adds are one vector (the table and g never overlap).
+    constexpr int64_t kColumns = 16, kAhead = 8;
     const int64_t blocks = (D + kColumns - 1) / kColumns, rows = static_cast<int64_t>(ids.size());
     parallel_for(blocks, grain_for(rows * kColumns), [&](int64_t blk) {
-      const int64_t j0 = blk * kColumns, j1 = std::min(D, j0 + kColumns);
+      const int64_t j0 = blk * kColumns, width = std::min(D, j0 + kColumns) - j0;
       for (int64_t r = 0; r < rows; ++r) {
-        T* row = dt + ids[static_cast<size_t>(r)] * D;
-        const T* gr = g.data() + r * D;
-        for (int64_t j = j0; j < j1; ++j) row[j] += gr[j];
+        if (r + kAhead < rows) __builtin_prefetch(g.data() + (r + kAhead) * D + j0, 0, 3);
+        T* __restrict row = dt + ids[static_cast<size_t>(r)] * D + j0;
+        const T* __restrict gr = g.data() + r * D + j0;
+#pragma omp simd
+        for (int64_t j = 0; j < width; ++j) row[j] += gr[j];
       }
     });
   });
