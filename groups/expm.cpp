@@ -495,8 +495,12 @@ void taylor(Program<T>& p, int degree) {
       p.square_x(kX2);
       p.lin(kT0, 0, {{kX1c, kX}, {kX2c, kX2}});
       p.mul(kT1, kX2, kT0);
-      p.lin(kT2, 0, {{kX3c, kX2}, {1, kT1}});
-      p.lin(kT3, kX4c, {{kX5c, kX}, {kX6c, kX2}, {kX7c, kT1}});
+      {
+        // The two factors of the next product in one pass over X, X^2 and A4 (lin_block;
+        // each sums its terms in the order lin would, the zero term first).
+        const double factors[2][4] = {{0, 0, kX3c, 1}, {kX4c, kX5c, kX6c, kX7c}};
+        p.template lin_block<3, 2>(kT2, factors, {kX, kX2, kT1});
+      }
       p.mul(kT4, kT2, kT3);
       p.lin(kP, 1, {{1, kX}, {kY2c, kX2}, {1, kT4}});
       break;
