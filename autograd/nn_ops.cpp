@@ -11,6 +11,7 @@
 #include "autograd/layer_norm_rows.hpp"
 #include "autograd/tape.hpp"
 #include "core/parallel.hpp"
+#include "core/prefetch.hpp"
 #include "core/vmath.hpp"
 
 namespace liegrad::ag {
@@ -292,7 +293,7 @@ Var<T> embedding(const Var<T>& table, const std::vector<int32_t>& ids, const std
     parallel_for(blocks, grain_for(rows * kColumns), [&](int64_t blk) {
       const int64_t j0 = blk * kColumns, width = std::min(D, j0 + kColumns) - j0;
       for (int64_t r = 0; r < rows; ++r) {
-        if (r + kAhead < rows) __builtin_prefetch(g.data() + (r + kAhead) * D + j0, 0, 3);
+        if (r + kAhead < rows) prefetch_lines(g.data() + (r + kAhead) * D + j0, width);
         T* __restrict row = dt + ids[static_cast<size_t>(r)] * D + j0;
         const T* __restrict gr = g.data() + r * D + j0;
 #pragma omp simd

@@ -43,6 +43,14 @@ struct Saved {
 };
 
 bool needs_relative(ScanDrive d) { return d != ScanDrive::Token; }
+
+// out = a + b over n elements, one vector loop: out never overlaps a or b (the backward's
+// dHn = dh + G_t, which GCC left scalar while it could not rule that out).
+template <class T>
+void sum_into(int64_t n, const T* __restrict a, const T* __restrict b, T* __restrict out) {
+#pragma omp simd
+  for (int64_t k = 0; k < n; ++k) out[k] = a[k] + b[k];
+}
 bool needs_token(ScanDrive d) { return d != ScanDrive::Relative; }
 
 // Threads for a scan of B lanes over T_ steps: about 20 n^3 operations per lane and step.
@@ -159,9 +167,7 @@ void backward_token(const Group& g, const Saved<T>& sv, const T* G, const T* out
         const T* H = t == 0 ? sv.H0.data() + b * nn : out + (bt - 1) * nn;
         const int64_t k = sv.slot[static_cast<size_t>(sv.ids[static_cast<size_t>(bt)])];
         const T* Gt = G + bt * nn;
-        T* __restrict dhn = dHn.data();
-#pragma omp simd
-        for (int64_t q = 0; q < nn; ++q) dhn[q] = dh[static_cast<size_t>(q)] + Gt[q];  // renorm: straight through
+        sum_into(nn, dh.data(), Gt, dHn.data());  // renorm: straight through
         const T* E = sv.slot_exp.E.data() + k * nn;
         small_gemm_ld<T>(false, true, n, n, n, T(1), dHn.data(), n, E, n, T(0), dh.data(), n);  // dH_t = dHn E^T
         if (need_dE)  // dE_k^T += dHn^T H
@@ -250,9 +256,7 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* out, cons
           prefetch_lines(sv.coords() + next * m, m);
           if (next % T_ != 0) prefetch_lines(out + (next - 1) * nn, nn);
         }
-        T* __restrict dhn = dHn.data();
-#pragma omp simd
-        for (int64_t k = 0; k < nn; ++k) dhn[k] = dh[k] + Gt[k];  // renorm: straight through
+        sum_into(nn, dh, Gt, dHn.data());  // renorm: straight through
         // dE^T = dHn^T H; A's cotangent dA = L(A^T, dE) has the transpose dAt = L(A, dE^T),
         // and vee(dA) = -vee(dAt): no transposes (as in relative_update.cpp). dE^T carries
         // du's factor -1/s (below): the tangent is linear in it.
