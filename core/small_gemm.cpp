@@ -280,67 +280,98 @@ void product_n(const float* A, const float* B, float* C, int64_t ldc, float alph
 }
 
 // Rows R0 .. R0 + RB - 1 of C (n x n, ldc) = alpha op(A) B + beta C for dense N x N
-// operands with 16 < N <= 24: two vectors per row of C, the second masked to N - 16
-// lanes, B's row k loaded once per block and every broadcast of op(A) at a fixed offset
-// from a pointer that moves with k (product_n's form for two-vector rows). Each element
-// sums over k in ascending order from zero, as the general kernel does.
+// operands with 16 < N <= 24. Columns 0..15 of a row take one vector; the last N - 16
+// columns (at most 8) of two rows share one vector, row r in lanes 0..7 and row r + 1 in
+// lanes 8..15, against B's tail loaded once per k and copied to both halves. The pair's
+// factor is the two rows' broadcasts blended, so a row pair costs three FMAs and a blend
+// per k instead of four FMAs; the blend does not take an FMA pipe. A 23³ product from
+// cache on one Zen 5 core: 165 -> 146 ns; accumulating into C (beta = 1), 262 -> 159 ns
+// (docs/performance-log.md, 2026-12-06, session 32). Every broadcast of op(A) sits at a
+// fixed offset from a pointer that moves with k. Each element sums over k in ascending
+// order from zero, as the general kernel does.
+// GCC 12's _mm512_shuffle_f32x4 trips -Wuninitialized on its own undefined-vector idiom.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
 template <int N, int R0, int RB, bool TA>
-inline void rows_of_two(const float* A, const float* B, float* C, int64_t ldc, float alpha, float beta) {
+inline void rows_paired(const float* A, const float* B, float* C, int64_t ldc, float alpha, float beta) {
   static_assert(N > 16 && N <= 24 && RB >= 1 && RB <= 12);
-  const simd::Mask m = simd::tail_mask(N - 16);
-  auto load_hi = [&](const float* p) { return simd::load(m, p + 16); };
-  V acc[RB][2];
+  constexpr int P = (RB + 1) / 2;  // row pairs; an odd block's last pair has one row
+  constexpr __mmask16 kLow = static_cast<__mmask16>((1u << (N - 16)) - 1), kHigh = kLow << 8;
+  V acc[RB], tails[P];
 #pragma GCC unroll 12
-  for (int r = 0; r < RB; ++r) acc[r][0] = acc[r][1] = simd::zero();
+  for (int r = 0; r < RB; ++r) acc[r] = simd::zero();
+#pragma GCC unroll 6
+  for (int p = 0; p < P; ++p) tails[p] = simd::zero();
   for (int k = 0; k < N; ++k) {
-    const float* bk = B + N * k;
-    const V b0 = simd::load(bk), b1 = load_hi(bk);
+    const V b = simd::load(B + N * k), t = _mm512_maskz_loadu_ps(kLow, B + N * k + 16);
+    const V bt = _mm512_shuffle_f32x4(t, t, 0x44);  // B[k, 16..N) in lanes 0.. and 8..
     const float* ak = TA ? A + N * k + R0 : A + N * R0 + k;
+    V a[RB];
 #pragma GCC unroll 12
     for (int r = 0; r < RB; ++r) {
-      const V a = simd::set1(TA ? ak[r] : ak[N * r]);
-      acc[r][0] = simd::fmadd(a, b0, acc[r][0]);
-      acc[r][1] = simd::fmadd(a, b1, acc[r][1]);
+      a[r] = simd::set1(TA ? ak[r] : ak[N * r]);
+      acc[r] = simd::fmadd(a[r], b, acc[r]);
+    }
+#pragma GCC unroll 6
+    for (int p = 0; p < P; ++p) {
+      const V pair = 2 * p + 1 < RB ? _mm512_mask_mov_ps(a[2 * p], 0xFF00, a[2 * p + 1]) : a[2 * p];
+      tails[p] = simd::fmadd(pair, bt, tails[p]);
     }
   }
   const V va = simd::set1(alpha), vb = simd::set1(beta);
+  auto finish = [&](V v, V old) {  // alpha v + beta old
+    if (alpha != 1.0f) v = simd::mul(va, v);
+    if (beta != 0.0f) v = beta == 1.0f ? simd::add(v, old) : simd::fmadd(vb, old, v);
+    return v;
+  };
 #pragma GCC unroll 12
   for (int r = 0; r < RB; ++r) {
     float* c = C + (R0 + r) * ldc;
-    V lo = alpha == 1.0f ? acc[r][0] : simd::mul(va, acc[r][0]);
-    V hi = alpha == 1.0f ? acc[r][1] : simd::mul(va, acc[r][1]);
+    simd::store(c, finish(acc[r], beta != 0.0f ? simd::load(c) : simd::zero()));
+  }
+#pragma GCC unroll 6
+  for (int p = 0; p < P; ++p) {
+    // Row 2p's tail from lanes 0..7, row 2p + 1's from lanes 8..15 (addressed 8 floats
+    // back, so lane 8 meets column 16); masked lanes are never read or written.
+    float* c0 = C + (R0 + 2 * p) * ldc + 16;
+    float* c1 = C + (R0 + 2 * p + 1) * ldc + 8;
+    const bool two = 2 * p + 1 < RB;
+    V old = simd::zero();
     if (beta != 0.0f) {
-      lo = beta == 1.0f ? simd::add(lo, simd::load(c)) : simd::fmadd(vb, simd::load(c), lo);
-      hi = beta == 1.0f ? simd::add(hi, load_hi(c)) : simd::fmadd(vb, load_hi(c), hi);
+      old = _mm512_maskz_loadu_ps(kLow, c0);
+      if (two) old = _mm512_mask_loadu_ps(old, kHigh, c1);
     }
-    simd::store(c, lo);
-    simd::store(c + 16, m, hi);
+    const V v = finish(tails[p], old);
+    _mm512_mask_storeu_ps(c0, kLow, v);
+    if (two) _mm512_mask_storeu_ps(c1, kHigh, v);
   }
 }
+#pragma GCC diagnostic pop
 
-// Rows in two near-equal blocks (23 as 11 + 12): at most 12 rows, 24 accumulators, B's
-// two vectors and a broadcast, 27 of the 32 registers. Not inlined into the transposing
-// form below, so each size compiles its blocks twice (op(A) = A or A^T), not four times.
+// Rows in two near-equal blocks (23 as 11 + 12: at most 12 rows and 6 row pairs, 18
+// accumulators). Not inlined into the transposing form below, so each size compiles its
+// blocks twice (op(A) = A or A^T), not four times.
 template <int N, bool TA>
-[[gnu::noinline]] void blocks_of_two(const float* A, const float* B, float* C, int64_t ldc, float alpha, float beta) {
+[[gnu::noinline]] void blocks_paired(const float* A, const float* B, float* C, int64_t ldc, float alpha, float beta) {
   static_assert(N > 16 && N <= 24);
-  rows_of_two<N, 0, N / 2, TA>(A, B, C, ldc, alpha, beta);
-  rows_of_two<N, N / 2, N - N / 2, TA>(A, B, C, ldc, alpha, beta);
+  rows_paired<N, 0, N / 2, TA>(A, B, C, ldc, alpha, beta);
+  rows_paired<N, N / 2, N - N / 2, TA>(A, B, C, ldc, alpha, beta);
 }
 
 // product_n for 16 < N <= 24 (the OSM-RNN's SO(23) configs; larger sizes take the
 // general kernel's blocks of ten rows). TB: B^T is first written to the stack
 // (transpose_small), as the general kernel does, so the sums are the same. 23 x 23 x 23
-// products from cache, one core (Zen 5): 213 -> 169 ns (op(B) = B), 275 -> 208 ns
-// (op(B) = B^T); 512 operands in turn, 268 -> 182 and 337 -> 256 ns.
+// products from cache, one core (Zen 5), against the general kernel: 213 -> 169 ns
+// (op(B) = B), 275 -> 208 ns (op(B) = B^T); with paired tails (rows_paired) 165 -> 136
+// and 191 -> 167 ns.
 template <int N, bool TA, bool TB>
 void product_n2(const float* A, const float* B, float* C, int64_t ldc, float alpha, float beta) {
   if constexpr (TB) {
     alignas(64) float bt[N * N];
     transpose_small(N, N, B, N, bt, N);
-    blocks_of_two<N, TA>(A, bt, C, ldc, alpha, beta);
+    blocks_paired<N, TA>(A, bt, C, ldc, alpha, beta);
   } else {
-    blocks_of_two<N, TA>(A, B, C, ldc, alpha, beta);
+    blocks_paired<N, TA>(A, B, C, ldc, alpha, beta);
   }
 }
 

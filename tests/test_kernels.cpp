@@ -76,9 +76,10 @@ TEST_CASE("sgemm_small's dense n x n x n kernels equal the general kernel bit fo
   // Dense n x n operands with 8 <= n <= 16 take product_n, with 16 < n <= 24 product_n2
   // (AVX-512 builds); the same values with padded rows take the general register blocks.
   // All sum over k in the same order. n = 8, 16, 17 and 24 are the ends of the two
-  // ranges, 12, 15 and 23 masked sizes.
+  // ranges, 12, 15, 20 and 23 masked sizes; above 16 the last n - 16 columns of two rows
+  // share a vector, and 17 and 23 split their rows into an even and an odd block.
   Rng rng(12);
-  for (const int64_t n : {8, 12, 15, 16, 17, 23, 24}) {
+  for (const int64_t n : {8, 12, 15, 16, 17, 20, 23, 24}) {
   const int64_t pad = n + 3;
   auto padded = [&](const std::vector<float>& dense) {
     std::vector<float> out(static_cast<size_t>(n * pad), 0.0f);
