@@ -209,6 +209,26 @@ ExpmPlan choose_plan(double norm) {
 // In the tangent modes a value nobody will read again (after the last product) is
 // not computed, unless the caller asks for the result's value too (keep_all_values).
 
+// The n x n identity's entries for n <= kEyeMax (null above), built once per type. The
+// linear combinations add their identity term inside their vector pass, where the
+// diagonal is one lane of a row: a scalar `+=` on each diagonal entry after the pass
+// stored into rows the pass had just written as vectors, and the next product's vector
+// loads of those rows then waited for both stores (a failed store-to-load forward; in
+// `perf annotate`, half of combine's samples sat on its stores).
+constexpr int64_t kEyeMax = 32;
+template <class T>
+const T* identity_pattern(int64_t n) {
+  static const std::vector<std::vector<T>> eyes = [] {
+    std::vector<std::vector<T>> e(static_cast<size_t>(kEyeMax + 1));
+    for (int64_t k = 1; k <= kEyeMax; ++k) {
+      e[static_cast<size_t>(k)].assign(static_cast<size_t>(k * k), T(0));
+      for (int64_t i = 0; i < k; ++i) e[static_cast<size_t>(k)][static_cast<size_t>(i * k + i)] = T(1);
+    }
+    return e;
+  }();
+  return n >= 1 && n <= kEyeMax ? eyes[static_cast<size_t>(n)].data() : nullptr;
+}
+
 enum Reg : int { kX, kX2, kX3, kX6, kT0, kT1, kT2, kT3, kT4, kT5, kT6, kT7, kT8, kP, kSqA, kSqB, kNumRegs };
 
 struct Term {
@@ -226,6 +246,7 @@ class Program {
       : n_(n),
         n2_(n * n),
         use_blas_(use_blas),
+        eye_(identity_pattern<T>(n)),
         total_(total_products),
         values_(values),
         tangents_(tangents),
@@ -319,9 +340,13 @@ class Program {
     T cf[C][S + 1];
     for (int c = 0; c < C; ++c)
       for (int k = 0; k <= S; ++k) cf[c][k] = static_cast<T>(coef[c][k]);
-    auto pass = [&](auto get, T* const* out) {
+    // WithId: the values, which add coef[c][0] on the diagonal (after the sum, as a
+    // separate addition); the tangents have no identity term.
+    auto pass = [&](auto get, T* const* out, auto with_id) {
+      constexpr bool WithId = decltype(with_id)::value;
       const T* x[S];
       for (int k = 0; k < S; ++k) x[k] = get(src[k]);
+      const T* eye = eye_;
 #pragma omp simd
       for (int64_t i = 0; i < n2_; ++i) {
         T v[S];
@@ -332,6 +357,10 @@ class Program {
           T acc = cf[c][1] * v[0];
 #pragma GCC unroll 5
           for (int k = 1; k < S; ++k) acc += cf[c][k + 1] * v[k];
+          if constexpr (WithId) {
+            const T shifted = acc + cf[c][0];  // formed everywhere, kept on the diagonal
+            acc = eye[i] != T(0) ? shifted : acc;
+          }
           out[c][i] = acc;
         }
       }
@@ -339,30 +368,40 @@ class Program {
     T* outs[C];
     if (!tangents_ || all_values_ || done_ < total_) {
       for (int c = 0; c < C; ++c) outs[c] = slot(d0 + c);
-      pass([this](int r) { return value(r); }, outs);
-      for (int c = 0; c < C; ++c) {
-        for (int64_t i = 0; i < n_; ++i) outs[c][i * n_ + i] += cf[c][0];
-        val_[static_cast<size_t>(d0 + c)] = outs[c];
+      auto values = [this](int r) { return value(r); };
+      if (eye_) {
+        pass(values, outs, std::true_type{});
+      } else {
+        pass(values, outs, std::false_type{});
+        for (int c = 0; c < C; ++c)
+          for (int64_t i = 0; i < n_; ++i) outs[c][i * n_ + i] += cf[c][0];
       }
+      for (int c = 0; c < C; ++c) val_[static_cast<size_t>(d0 + c)] = outs[c];
     } else {
       for (int c = 0; c < C; ++c) val_[static_cast<size_t>(d0 + c)] = nullptr;
     }
     if (tangents_) {
       for (int c = 0; c < C; ++c) outs[c] = tangent(d0 + c);
-      pass([this](int r) { return tangent(r); }, outs);
+      pass([this](int r) { return tangent(r); }, outs, std::false_type{});
     }
   }
 
   // R[d] = c_id I + sum c R[reg]
   void lin(int d, double c_id, std::initializer_list<Term> terms) {
     if (!tangents_ || all_values_ || done_ < total_) {
-      combine(slot(d), terms, [this](int r) { return value(r); });
-      for (int64_t i = 0; i < n_; ++i) slot(d)[i * n_ + i] += static_cast<T>(c_id);
-      val_[static_cast<size_t>(d)] = slot(d);
+      T* out = slot(d);
+      auto values = [this](int r) { return value(r); };
+      if (eye_) {
+        combine<true>(out, terms, values, static_cast<T>(c_id));
+      } else {
+        combine<false>(out, terms, values);
+        for (int64_t i = 0; i < n_; ++i) out[i * n_ + i] += static_cast<T>(c_id);
+      }
+      val_[static_cast<size_t>(d)] = out;
     } else {
       val_[static_cast<size_t>(d)] = nullptr;
     }
-    if (tangents_) combine(tangent(d), terms, [this](int r) { return tangent(r); });
+    if (tangents_) combine<false>(tangent(d), terms, [this](int r) { return tangent(r); });
   }
 
  private:
@@ -375,9 +414,10 @@ class Program {
       small_gemm(false, false, n_, n_, n_, T(1), x, y, beta, c);
   }
 
-  // out = sum c get(reg) over the nonzero terms, in one vectorised pass.
-  template <class Get>
-  void combine(T* out, std::initializer_list<Term> terms, Get get) const {
+  // out = sum c get(reg) over the nonzero terms, in one vectorised pass; WithId then adds
+  // c_id to each diagonal entry (eye_ marks them), as a separate addition after the sum.
+  template <bool WithId, class Get>
+  void combine(T* out, std::initializer_list<Term> terms, Get get, T c_id = T(0)) const {
     const T* src[5] = {};
     T c[5] = {};
     int k = 0;
@@ -387,26 +427,37 @@ class Program {
       c[k++] = static_cast<T>(t.c);
     }
     const int64_t len = n2_;
+    const T* eye = eye_;
+    auto put = [&](int64_t i, T v) {
+      if constexpr (WithId) {
+        const T shifted = v + c_id;  // formed everywhere, kept on the diagonal
+        v = eye[i] != T(0) ? shifted : v;
+      }
+      out[i] = v;
+    };
     switch (k) {
-      case 0: std::fill(out, out + len, T(0)); break;
+      case 0:
+#pragma omp simd
+        for (int64_t i = 0; i < len; ++i) put(i, T(0));
+        break;
       case 1:
 #pragma omp simd
-        for (int64_t i = 0; i < len; ++i) out[i] = c[0] * src[0][i];
+        for (int64_t i = 0; i < len; ++i) put(i, c[0] * src[0][i]);
         break;
       case 2:
 #pragma omp simd
-        for (int64_t i = 0; i < len; ++i) out[i] = c[0] * src[0][i] + c[1] * src[1][i];
+        for (int64_t i = 0; i < len; ++i) put(i, c[0] * src[0][i] + c[1] * src[1][i]);
         break;
       case 3:
 #pragma omp simd
-        for (int64_t i = 0; i < len; ++i) out[i] = c[0] * src[0][i] + c[1] * src[1][i] + c[2] * src[2][i];
+        for (int64_t i = 0; i < len; ++i) put(i, c[0] * src[0][i] + c[1] * src[1][i] + c[2] * src[2][i]);
         break;
       default:
 #pragma omp simd
         for (int64_t i = 0; i < len; ++i) {
           T acc = c[0] * src[0][i] + c[1] * src[1][i] + c[2] * src[2][i] + c[3] * src[3][i];
           if (k == 5) acc += c[4] * src[4][i];
-          out[i] = acc;
+          put(i, acc);
         }
         break;
     }
@@ -414,6 +465,7 @@ class Program {
 
   int64_t n_, n2_;
   bool use_blas_;
+  const T* eye_;  // identity_pattern(n), or null
   int total_;
   T* values_;
   T* tangents_;
