@@ -18,4 +18,12 @@ inline void prefetch_lines(const T* p, int64_t count) {
   for (int64_t e = 0; e < count; e += kPerLine) __builtin_prefetch(p + e, 0, 3);
 }
 
+// The same for an array about to be written (or read and written): the lines arrive
+// owned, so the stores need not wait for them.
+template <class T>
+inline void prefetch_lines_for_write(T* p, int64_t count) {
+  constexpr int64_t kPerLine = 64 / static_cast<int64_t>(sizeof(T));
+  for (int64_t e = 0; e < count; e += kPerLine) __builtin_prefetch(p + e, 1, 3);
+}
+
 }  // namespace liegrad

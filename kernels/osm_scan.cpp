@@ -91,6 +91,7 @@ void forward(const Group& g, Saved<T>& sv, const T* table, const T* gammaT, T* o
       for (int64_t b = lo; b < hi; ++b) {
         const int64_t bt = b * T_ + t;
         const T* H = t == 0 ? sv.H0.data() + b * nn : out + (bt - 1) * nn;
+        if (b + 1 < hi) prefetch_lines_for_write(out + (bt + T_) * nn, nn);  // the next lane's H', T_ rows on
         g.hat_kernel(sv.coords() + bt * m, A.data(), n);
         // E stays in L1: the backward forms it again beside its tangent.
         sv.plans[static_cast<size_t>(bt)] =

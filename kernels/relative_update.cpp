@@ -131,6 +131,11 @@ void forward(const Group& g, int64_t N, const T* H, const std::vector<Term<T>>& 
       }
     }
     for (int64_t i = i0; i < i1; ++i) {
+      if (i + 1 < i1) {  // the next token's rows to write (E, H') and its H
+        prefetch_lines_for_write(sv.E.data() + (i + 1) * nn, nn);
+        prefetch_lines_for_write(out + (i + 1) * nn, nn);
+        prefetch_lines(H + (i + 1) * nn, nn);
+      }
       g.hat_kernel(sv.coords() + i * m, R.data(), n);  // A
       T* E = sv.E.data() + i * nn;
       sv.plans[static_cast<size_t>(i)] = expm_one_forward_planned(n, R.data(), E, scratch.data(), ExponentKind::Skew);
@@ -185,9 +190,12 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* H, const 
         prefetch_lines(H + (i + 1) * nn, nn);
         prefetch_lines(sv.E.data() + (i + 1) * nn, nn);
         prefetch_lines(sv.coords() + (i + 1) * m, m);
+        if (dH) prefetch_lines_for_write(dH + (i + 1) * nn, nn);
         if (direct) {
           prefetch_lines(terms[0].P + (i + 1) * nn, nn);
           if (terms[0].P2) prefetch_lines(terms[0].P2 + (i + 1) * nn, nn);
+          if (terms[0].dP) prefetch_lines_for_write(terms[0].dP + (i + 1) * nn, nn);
+          if (terms[0].dP2) prefetch_lines_for_write(terms[0].dP2 + (i + 1) * nn, nn);
         }
       }
       const T* Gi = G + i * nn;
@@ -233,6 +241,9 @@ void backward(const Group& g, const Saved<T>& sv, const T* G, const T* H, const 
           prefetch_lines(term.P + (i + 1) * nn, nn);
           if (term.P2) prefetch_lines(term.P2 + (i + 1) * nn, nn);
           prefetch_lines(H + (i + 1) * nn, nn);
+          if (dH) prefetch_lines_for_write(dH + (i + 1) * nn, nn);
+          if (term.dP) prefetch_lines_for_write(term.dP + (i + 1) * nn, nn);
+          if (term.dP2) prefetch_lines_for_write(term.dP2 + (i + 1) * nn, nn);
         }
         g.hat_kernel(drows + (i - i0) * m, A.data(), n);  // dR_k / s
         take_dR(term, i);
