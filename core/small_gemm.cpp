@@ -478,6 +478,17 @@ void sgemm_small(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
 }
 
 template <>
+void transpose_ld<float>(int64_t r, int64_t c, const float* in, int64_t ldi, float* out, int64_t ldo) {
+  transpose_small(r, c, in, ldi, out, ldo);
+}
+
+template <>
+void transpose_ld<double>(int64_t r, int64_t c, const double* in, int64_t ldi, double* out, int64_t ldo) {
+  for (int64_t i = 0; i < r; ++i)
+    for (int64_t j = 0; j < c; ++j) out[j * ldo + i] = in[i * ldi + j];
+}
+
+template <>
 void small_gemm_ld<float>(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                           const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   sgemm_small(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);

@@ -22,6 +22,11 @@ void sgemm_small(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
 // out (c x r, ldo) = in^T, in (r x c, ldi).
 void transpose_small(int64_t r, int64_t c, const float* in, int64_t ldi, float* out, int64_t ldo);
 
+// The same transpose for either scalar type: float runs transpose_small's register tiles,
+// double a loop (double serves gradient checks).
+template <class T>
+void transpose_ld(int64_t r, int64_t c, const T* in, int64_t ldi, T* out, int64_t ldo);
+
 // The same product for either scalar type: float runs sgemm_small, double plain loops
 // (double serves gradient checks, where speed does not matter).
 template <class T>

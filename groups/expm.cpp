@@ -608,15 +608,10 @@ int run(Program<T>& p, const ExpmPlan& plan) {
 // ---------------------------------------------------------------------------
 // Planning one exponential
 
-// out (n,n) = X^T: liegrad's tiled register transpose for float, loops for double.
+// out (n,n) = X^T.
 template <class T>
 void transpose_into(int64_t n, const T* x, T* out) {
-  if constexpr (std::is_same_v<T, float>) {
-    transpose_small(n, n, x, n, out, n);
-  } else {
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < n; ++j) out[i * n + j] = x[j * n + i];
-  }
+  transpose_ld(n, n, x, n, out, n);
 }
 
 // Whether A = -A^T exactly: every exponent of an OSM model (so(n), and u(n), su(n) and

@@ -56,19 +56,6 @@ void dropped_rows(const Saved<T>& sv, const T* P, const uint8_t* keep, int64_t i
   }
 }
 
-// out (e x T, ld T) = the e columns at `in` of T rows with row stride ld. Float goes
-// through transpose_small's register tiles: the scalar loop's strided stores were a
-// quarter of the backward's own time (perf annotate, 2026-12-04).
-template <class T>
-void gather_transpose(int64_t T_, int64_t e, const T* in, int64_t ld, T* out) {
-  if constexpr (std::is_same_v<T, float>) {
-    transpose_small(T_, e, in, ld, out, T_);
-  } else {
-    for (int64_t i = 0; i < T_; ++i)
-      for (int64_t c = 0; c < e; ++c) out[c * T_ + i] = in[i * ld + c];
-  }
-}
-
 template <class F>
 void row_blocks(int64_t T_, F&& f) {
   for (int64_t i0 = 0; i0 < T_; i0 += kRows) f(i0, std::min(kRows, T_ - i0));
@@ -116,7 +103,10 @@ void forward(Saved<T>& sv, const T* qkv, T* out) {
           continue;
         }
       }
-      gather_transpose(T_, e, kk, ld, kt.data());
+      // kt (e, T) = the head's e columns of k's T rows (row stride ld), transposed through
+      // register tiles for float: a scalar loop's strided stores were a quarter of the
+      // backward's own time (perf annotate, 2026-12-04).
+      transpose_ld(T_, e, kk, ld, kt.data(), T_);
       // One block of rows at a time, from its scores to its output while it is in L1
       // (o's rows i0.. need P's rows i0.. only, up to column i0 + rows).
       row_blocks(T_, [&](int64_t i0, int64_t rows) {
@@ -165,7 +155,7 @@ void backward(const Saved<T>& sv, const T* G, const T* qkv, T* dqkv, bool fresh)
           continue;
         }
       }
-      gather_transpose(T_, e, v, ld, vt.data());
+      transpose_ld(T_, e, v, ld, vt.data(), T_);  // vt (e, T), as kt
       if (drop) dropped_rows(sv, P, keep, 0, T_, pd.data());  // P~, read by dv's product below
       const T* Pu = drop ? pd.data() : P;
       // One block of rows at a time, last first: dk's rows i0.. need dS's rows i0..T,

@@ -39,16 +39,6 @@ struct Saved {
   int64_t per_row = 0;  // floats of S per batch row, and of P per (batch row, head)
 };
 
-template <class T>
-void transpose_rows(int64_t r, int64_t c, const T* in, T* out) {  // out (c x r) = in (r x c)^T
-  if constexpr (std::is_same_v<T, float>) {
-    transpose_small(r, c, in, c, out, r);
-  } else {
-    for (int64_t i = 0; i < r; ++i)
-      for (int64_t j = 0; j < c; ++j) out[j * r + i] = in[i * c + j];
-  }
-}
-
 // C rows [i0, i0+rows) of a causal product: C[i, 0..i0+rows) = alpha * L[i, :] * R (cols i0+rows).
 template <class T, class F>
 void causal_blocks(int64_t T_, F&& f) {
@@ -79,7 +69,7 @@ void forward(const T* X, T* out, Saved<T>& sv, const std::vector<T>& slopes, T s
           continue;
         }
       }
-      transpose_rows(T_, D, Xb, Xt.data());
+      transpose_ld(T_, D, Xb, D, Xt.data(), T_);
       causal_blocks<T>(T_, [&](int64_t i0, int64_t rows) {
         small_gemm_ld<T>(false, false, rows, i0 + rows, D, s, Xb + i0 * D, D, Xt.data(), T_, T(0), Sb + i0 * T_, T_);
       });
@@ -136,7 +126,7 @@ void backward(const Saved<T>& sv, const T* G, const T* X, T* dX, T* dlog_beta, T
         }
       }
       if (!done) {
-        transpose_rows(T_, D, Xb, Xt.data());
+        transpose_ld(T_, D, Xb, D, Xt.data(), T_);
         causal_blocks<T>(T_, [&](int64_t i0, int64_t rows) {  // dAbar = G X^T (causal part)
           small_gemm_ld<T>(false, false, rows, i0 + rows, D, T(1), Gb + i0 * D, D, Xt.data(), T_, T(0),
                            dA.data() + i0 * T_, T_);

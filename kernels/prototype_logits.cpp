@@ -5,7 +5,6 @@
 #include <cmath>
 #include <memory>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "autograd/tape.hpp"
@@ -39,17 +38,6 @@ void check_shapes(const groups::Group& g, const Shape& h, const Shape& p, const 
   if (tau_size != 1) throw ShapeError("prototype_logits: log_tau must hold one value, got " + log_tau.str());
 }
 
-// out (c x r) = in^T, in (r x c): the tiled register transpose for float, a loop for double.
-template <class T>
-void transpose_into(int64_t r, int64_t c, const T* in, T* out) {
-  if constexpr (std::is_same_v<T, float>) {
-    transpose_small(r, c, in, c, out, r);
-  } else {
-    for (int64_t i = 0; i < r; ++i)
-      for (int64_t j = 0; j < c; ++j) out[j * r + i] = in[i * c + j];
-  }
-}
-
 // out (N,C) = alpha vec(H) vec(P)^T + bias (every row). The product reads vec(P)^T (nn,C),
 // formed once here: with op(B) = B^T every one of gemm's row blocks transposed P again
 // in 64 x 64 pieces and summed over nn in 64-long slices, each slice reading and writing
@@ -58,7 +46,7 @@ void transpose_into(int64_t r, int64_t c, const T* in, T* out) {
 template <class T>
 void forward(int64_t N, int64_t C, int64_t nn, T alpha, const T* H, const T* P, const T* bias, T* out) {
   std::vector<T> Pt(static_cast<size_t>(nn * C));  // (nn, C)
-  transpose_into(C, nn, P, Pt.data());
+  transpose_ld(C, nn, P, nn, Pt.data(), C);
   gemm<T>(false, false, N, C, nn, alpha, H, nn, Pt.data(), C, T(0), out, C);
   parallel_for(N, grain_for(C), [&](int64_t i) {
     T* row = out + i * C;
