@@ -375,7 +375,7 @@ void product_n2(const float* A, const float* B, float* C, int64_t ldc, float alp
   }
 }
 
-using DenseProduct = void (*)(const float*, const float*, float*, int64_t, float, float);
+using DenseProduct = DenseProductFn;
 constexpr int64_t kDenseMin = 8, kDenseMax = 24;  // the sizes product_n (to 16) and product_n2 serve
 
 template <int N>
@@ -475,6 +475,14 @@ void sgemm_small(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
       beta_k = 1.0f;
     }
   }
+}
+
+DenseProductFn dense_product_for(int64_t n, bool ta, bool tb) {
+#if defined(__AVX512F__)
+  if (n >= kDenseMin && n <= kDenseMax) return dense_product(n, ta, tb);
+#endif
+  (void)n, (void)ta, (void)tb;
+  return nullptr;
 }
 
 template <>

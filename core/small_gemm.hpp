@@ -22,6 +22,14 @@ void sgemm_small(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
 // out (c x r, ldo) = in^T, in (r x c, ldi).
 void transpose_small(int64_t r, int64_t c, const float* in, int64_t ldi, float* out, int64_t ldo);
 
+// The kernel sgemm_small runs for dense n x n operands (lda = ldb = n, M = N = K = n,
+// alpha != 0), looked up once, for callers that run many products of one size (the
+// exponential's programs): C (n x n, ldc) = alpha op(A) op(B) + beta C, the same bits as
+// through sgemm_small. Null where sgemm_small has no such kernel (n outside 8..24, or a
+// build without AVX-512).
+using DenseProductFn = void (*)(const float* A, const float* B, float* C, int64_t ldc, float alpha, float beta);
+DenseProductFn dense_product_for(int64_t n, bool ta, bool tb);
+
 // The same transpose for either scalar type: float runs transpose_small's register tiles,
 // double a loop (double serves gradient checks).
 template <class T>

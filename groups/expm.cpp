@@ -247,6 +247,7 @@ class Program {
         n2_(n * n),
         use_blas_(use_blas),
         eye_(identity_pattern<T>(n)),
+        dense_(std::is_same_v<T, float> && !use_blas ? dense_product_for(n, false, false) : nullptr),
         total_(total_products),
         values_(values),
         tangents_(tangents),
@@ -408,6 +409,9 @@ class Program {
   // C (+)= X Y, all (n, n); BLAS only outside parallel regions.
   void product(const T* x, const T* y, T* c, bool accumulate) const {
     const T beta = accumulate ? T(1) : T(0);
+    if constexpr (std::is_same_v<T, float>) {
+      if (dense_) return dense_(x, y, c, n_, 1.0f, beta);
+    }
     if (use_blas_)
       gemm(false, false, n_, n_, n_, T(1), x, n_, y, n_, beta, c, n_);
     else
@@ -466,6 +470,10 @@ class Program {
   int64_t n_, n2_;
   bool use_blas_;
   const T* eye_;  // identity_pattern(n), or null
+  // float without BLAS: sgemm_small's n x n kernel, called directly (dense_product_for):
+  // an exponential runs 3-20 products of one size, and the calls through small_gemm and
+  // sgemm_small's checks and size switch cost a few ns each. Null otherwise.
+  DenseProductFn dense_;
   int total_;
   T* values_;
   T* tangents_;
