@@ -11,19 +11,25 @@
 
 namespace liegrad {
 
-// Prefetches the cache lines of p[0 .. count) for reading (into every cache level).
-template <class T>
-inline void prefetch_lines(const T* p, int64_t count) {
+// Prefetches the cache lines of p[0 .. count) into every cache level; Write = 1 asks for
+// them owned (prefetchw), for an array about to be written.
+template <int Write, class T>
+inline void prefetch_lines_as(const T* p, int64_t count) {
   constexpr int64_t kPerLine = 64 / static_cast<int64_t>(sizeof(T));
-  for (int64_t e = 0; e < count; e += kPerLine) __builtin_prefetch(p + e, 0, 3);
+  for (int64_t e = 0; e < count; e += kPerLine) __builtin_prefetch(p + e, Write, 3);
 }
 
-// The same for an array about to be written (or read and written): the lines arrive
-// owned, so the stores need not wait for them.
+// For reading.
+template <class T>
+inline void prefetch_lines(const T* p, int64_t count) {
+  prefetch_lines_as<0>(p, count);
+}
+
+// For an array about to be written (or read and written): the lines arrive owned, so
+// the stores need not wait for them.
 template <class T>
 inline void prefetch_lines_for_write(T* p, int64_t count) {
-  constexpr int64_t kPerLine = 64 / static_cast<int64_t>(sizeof(T));
-  for (int64_t e = 0; e < count; e += kPerLine) __builtin_prefetch(p + e, 1, 3);
+  prefetch_lines_as<1>(p, count);
 }
 
 }  // namespace liegrad

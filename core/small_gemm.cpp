@@ -375,23 +375,22 @@ void product_n2(const float* A, const float* B, float* C, int64_t ldc, float alp
   }
 }
 
-using DenseProduct = DenseProductFn;
 constexpr int64_t kDenseMin = 8, kDenseMax = 24;  // the sizes product_n (to 16) and product_n2 serve
 
 template <int N>
-DenseProduct dense_product(bool ta, bool tb) {
+DenseProductFn dense_product(bool ta, bool tb) {
   if (ta) return tb ? product_n<N, true, true> : product_n<N, true, false>;
   return tb ? product_n<N, false, true> : product_n<N, false, false>;
 }
 
 template <int N>
-DenseProduct dense_product2(bool ta, bool tb) {
+DenseProductFn dense_product2(bool ta, bool tb) {
   if (ta) return tb ? product_n2<N, true, true> : product_n2<N, true, false>;
   return tb ? product_n2<N, false, true> : product_n2<N, false, false>;
 }
 
 // product_n or product_n2 for n in [kDenseMin, kDenseMax].
-DenseProduct dense_product(int64_t n, bool ta, bool tb) {
+DenseProductFn dense_product(int64_t n, bool ta, bool tb) {
   switch (n) {
     case 8: return dense_product<8>(ta, tb);
     case 9: return dense_product<9>(ta, tb);
@@ -447,12 +446,8 @@ void sgemm_small(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
     return;
   }
-#if defined(__AVX512F__)
-  if (M == N && N == K && N >= kDenseMin && N <= kDenseMax && lda == N && ldb == N) {
-    dense_product(N, ta, tb)(A, B, C, ldc, alpha, beta);
-    return;
-  }
-#endif
+  if (M == N && N == K && lda == N && ldb == N)
+    if (const DenseProductFn dense = dense_product_for(N, ta, tb)) return dense(A, B, C, ldc, alpha, beta);
   const int64_t rsa = ta ? 1 : lda, csa = ta ? lda : 1;
   if (!tb) {
     // Long inner sizes in slices of kKSlice, so a 64-column panel of B (kKSlice x 64)
