@@ -88,23 +88,42 @@ constexpr std::array<double, kNumDegrees> kTheta<float> = {1.192092800768788e-07
 // norm1 below for float and n <= NV kLanes: the column sums stay in NV registers, each
 // summed over the rows in order as in the scalar loop (the same plan, bit for bit). It
 // was a store-to-load chain through col[] plus a scalar pass, two products' time for
-// the two norms of every plan.
+// the two norms of every plan. With `squares` it also returns sum of squares of the
+// entries (for paired_spectrum_bound) from the same loads, in float lanes, even and odd
+// rows in separate registers so that two FMA chains of n/2 run side by side; their
+// rounding, at most n u of the sum, is of the order of A^2's own, which the plan accepts
+// (it bounds from the rounded A^2). A separate pass in double with one accumulator chain
+// (n^2/8 dependent FMAs) cost about as much as the plan's product.
 template <int NV>
-double norm1_registers(int64_t n, const float* A) {
+double norm1_registers(int64_t n, const float* A, double* squares = nullptr) {
   using namespace simd;
   const Mask last = tail_mask(n - (NV - 1) * kLanes);
-  V col[NV];
-  for (int v = 0; v < NV; ++v) col[v] = zero();
-  for (int64_t i = 0; i < n; ++i) {
+  V col[NV], even[NV], odd[NV];
+  for (int v = 0; v < NV; ++v) col[v] = even[v] = odd[v] = zero();
+  auto row_at = [&](int64_t i, V* sq) {
     const float* row = A + i * n;
-    for (int v = 0; v < NV; ++v)
-      col[v] = add(col[v], abs(v + 1 < NV ? load(row + v * kLanes) : load(last, row + v * kLanes)));
+    for (int v = 0; v < NV; ++v) {
+      const V x = v + 1 < NV ? load(row + v * kLanes) : load(last, row + v * kLanes);
+      col[v] = add(col[v], abs(x));
+      if (squares) sq[v] = fmadd(x, x, sq[v]);
+    }
+  };
+  int64_t i = 0;
+  for (; i + 1 < n; i += 2) {
+    row_at(i, even);
+    row_at(i + 1, odd);
   }
+  if (i < n) row_at(i, even);
   V best = col[0];  // masked lanes hold 0, which no column sum is below
   bool nan = any_nan(col[0]);
   for (int v = 1; v < NV; ++v) {
     nan = nan || any_nan(col[v]);
     best = max(best, col[v]);
+  }
+  if (squares) {
+    double sum = 0;
+    for (int v = 0; v < NV; ++v) sum += static_cast<double>(reduce_add(add(even[v], odd[v])));
+    *squares = sum;
   }
   return nan ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(reduce_max(best));
 }
@@ -112,20 +131,26 @@ double norm1_registers(int64_t n, const float* A) {
 #endif
 
 // Max column sum of |A|, A (n, n), row by row so the inner loop is contiguous; NaN if
-// any entry is NaN.
+// any entry is NaN. With `squares`, also the sum of squares of A's entries there.
 template <class T>
-double norm1(int64_t n, const T* A) {
+double norm1(int64_t n, const T* A, double* squares = nullptr) {
 #if LIEGRAD_SIMD
   if constexpr (std::is_same_v<T, float>) {
     switch ((n + simd::kLanes - 1) / simd::kLanes) {
-      case 1: return norm1_registers<1>(n, A);
-      case 2: return norm1_registers<2>(n, A);
-      case 3: return norm1_registers<3>(n, A);
-      case 4: return norm1_registers<4>(n, A);
+      case 1: return norm1_registers<1>(n, A, squares);
+      case 2: return norm1_registers<2>(n, A, squares);
+      case 3: return norm1_registers<3>(n, A, squares);
+      case 4: return norm1_registers<4>(n, A, squares);
       default: break;
     }
   }
 #endif
+  if (squares) {
+    double sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t i = 0; i < n * n; ++i) sum += static_cast<double>(A[i]) * static_cast<double>(A[i]);
+    *squares = sum;
+  }
   T col[kMaxSmallSide];
   if (n > kMaxSmallSide) {  // large matrices: column by column
     double best = 0;
@@ -158,16 +183,14 @@ double norm1(int64_t n, const T* A) {
 // squares = ||M||_F^2/2. Samuelson's inequality (Samuelson 1968, "How deviant can you
 // be?", J. Amer. Statist. Assoc. 63:1522) bounds the largest of k numbers by their mean
 // plus sqrt(k-1) times their standard deviation: exact when one mu_j dominates (a rank-2
-// exponent) and when all are equal, and never above sqrt(sum of squares). One pass of
-// n^2 multiply-adds, accumulated in double.
+// exponent) and when all are equal, and never above sqrt(sum of squares). `squares` is
+// ||A^2||_F^2 (norm1 computes it in the pass it makes over A^2 anyway).
 template <class T>
-double paired_spectrum_bound(int64_t n, const T* a2) {
+double paired_spectrum_bound(int64_t n, const T* a2, double squares) {
   const int64_t k = n / 2;
   if (k == 0) return 0;
-  double trace = 0, squares = 0;
+  double trace = 0;
   for (int64_t i = 0; i < n; ++i) trace -= static_cast<double>(a2[i * n + i]);
-#pragma omp simd reduction(+ : squares)
-  for (int64_t i = 0; i < n * n; ++i) squares += static_cast<double>(a2[i]) * static_cast<double>(a2[i]);
   const double mean = trace / 2 / static_cast<double>(k);
   const double mean_square = squares / 2 / static_cast<double>(k);
   const double variance = std::max(0.0, mean_square - mean * mean);
@@ -359,8 +382,7 @@ class Program {
 #pragma GCC unroll 5
           for (int k = 1; k < S; ++k) acc += cf[c][k + 1] * v[k];
           if constexpr (WithId) {
-            const T shifted = acc + cf[c][0];  // formed everywhere, kept on the diagonal
-            acc = eye[i] != T(0) ? shifted : acc;
+            acc += cf[c][0] * eye[i];  // + c_0 on the diagonal, + 0 elsewhere
           }
           out[c][i] = acc;
         }
@@ -434,8 +456,7 @@ class Program {
     const T* eye = eye_;
     auto put = [&](int64_t i, T v) {
       if constexpr (WithId) {
-        const T shifted = v + c_id;  // formed everywhere, kept on the diagonal
-        v = eye[i] != T(0) ? shifted : v;
+        v += c_id * eye[i];  // + c_id on the diagonal, + 0 elsewhere
       }
       out[i] = v;
     };
@@ -663,7 +684,9 @@ ExpmPlan plan_of(int64_t n, const T* A, T* a2, bool use_blas, bool* has_a2, bool
   if (norm <= kTheta<T>[0] || !std::isfinite(norm) || !(known_skew || is_skew(n, A, a2))) return choose_plan<T>(norm);
   product(n, A, A, a2, use_blas);
   *has_a2 = true;
-  const double bound = std::sqrt(std::min(norm1(n, a2), paired_spectrum_bound<T>(n, a2)));
+  double squares = 0;
+  const double norm_a2 = norm1(n, a2, &squares);
+  const double bound = std::sqrt(std::min(norm_a2, paired_spectrum_bound<T>(n, a2, squares)));
   return choose_plan<T>(bound < norm ? bound : norm);
 }
 
