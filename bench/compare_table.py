@@ -110,18 +110,20 @@ def by_round(out, name, side, key="tokens_per_s"):
     return got
 
 
-def paired_ratio(out, num, den, side, den_side=None, key="tokens_per_s"):
+def paired_ratio(out, num, den, side, den_side=None, key="tokens_per_s", digits=2):
     """Median over rounds of num's KEY over den's in the same round (the rounds sweep every
     row in turn, so a change in the machine's speed between rounds cancels); den_side
-    compares two sides of one row (liegrad against PyTorch) instead of two rows of a side."""
+    compares two sides of one row (liegrad against PyTorch) instead of two rows of a side.
+    digits: decimals printed (3 where a target sits at a round number, so that 0.897 does
+    not print as 0.90)."""
     a, b = by_round(out, num, side, key), by_round(out, den, den_side or side, key)
     per_round = [a[r] / b[r] for r in a if r in b]
     if not per_round:
         return "n/a"
     if len(per_round) == 1:
-        return "%.2f" % per_round[0]
+        return "%.*f" % (digits, per_round[0])
     # With the rounds' range: on a shared machine one round's ratio moves by a quarter.
-    return "%.2f (%.2f–%.2f)" % (statistics.median(per_round), min(per_round), max(per_round))
+    return "%.*f (%.*f–%.*f)" % (digits, statistics.median(per_round), digits, min(per_round), digits, max(per_round))
 
 
 def row_names(configs, trained):
@@ -202,14 +204,14 @@ def main():
             lt, li = med(load(out, "trained-" + t, "liegrad"), "tokens_per_s"), med(load(out, t, "liegrad"), "tokens_per_s")
             tt, ti = med(load(out, "trained-" + t, "torch"), "tokens_per_s"), med(load(out, t, "torch"), "tokens_per_s")
             print("| %s | %s | %s | %s | %s | %s | %s |" % (
-                t, fmt(lt), fmt(li), paired_ratio(out, "trained-" + t, t, "liegrad"), fmt(tt), fmt(ti),
-                paired_ratio(out, "trained-" + t, t, "torch")))
+                t, fmt(lt), fmt(li), paired_ratio(out, "trained-" + t, t, "liegrad", digits=3), fmt(tt), fmt(ti),
+                paired_ratio(out, "trained-" + t, t, "torch", digits=3)))
         if ("osmformer-linear", "osmformer-linear") in pairs:
             pairs_n = len(set(by_round(out, "trained-osmformer-linear", "liegrad")) &
                           set(by_round(out, "osmformer-linear", "liegrad")))
             print()
             print("osmformer-linear, liegrad trained ÷ init over %d paired round(s): %s (median, with the rounds' "
-                  "range)." % (pairs_n, paired_ratio(out, "trained-osmformer-linear", "osmformer-linear", "liegrad")))
+                  "range)." % (pairs_n, paired_ratio(out, "trained-osmformer-linear", "osmformer-linear", "liegrad", digits=3)))
 
     # Where liegrad's time goes, and how far each model is from the machine's GEMM peak.
     G = load(out, "gemm", "liegrad")
