@@ -92,8 +92,9 @@ constexpr std::array<double, kNumDegrees> kTheta<float> = {1.192092800768788e-07
 // entries (for paired_spectrum_bound) from the same loads, in float lanes, even and odd
 // rows in separate registers so that two FMA chains of n/2 run side by side; their
 // rounding, at most n u of the sum, is of the order of A^2's own, which the plan accepts
-// (it bounds from the rounded A^2). A separate pass in double with one accumulator chain
-// (n^2/8 dependent FMAs) cost about as much as the plan's product.
+// (it bounds from the rounded A^2); past entries of about 1e19 they overflow to inf, and
+// the plan's min() then takes the 1-norm bound. A separate pass in double with one
+// accumulator chain (n^2/8 dependent FMAs) cost about as much as the plan's product.
 template <int NV>
 double norm1_registers(int64_t n, const float* A, double* squares = nullptr) {
   using namespace simd;
@@ -237,7 +238,10 @@ ExpmPlan choose_plan(double norm) {
 // diagonal is one lane of a row: a scalar `+=` on each diagonal entry after the pass
 // stored into rows the pass had just written as vectors, and the next product's vector
 // loads of those rows then waited for both stores (a failed store-to-load forward; in
-// `perf annotate`, half of combine's samples sat on its stores).
+// `perf annotate`, half of combine's samples sat on its stores). They add c * eye[i], one
+// FMA per vector (c * 1 is exact, so the diagonal gets the same sum as acc + c; off it,
+// acc + 0, which only turns a -0 into +0); a select on eye[i] != 0 compiled to two
+// loads of the pattern, two compares, a masked add and a blend.
 constexpr int64_t kEyeMax = 32;
 template <class T>
 const T* identity_pattern(int64_t n) {

@@ -538,6 +538,27 @@ TEST_CASE("the float plan's 1-norm: every size and column, at the top threshold,
   CHECK(checked == 12 * 3 * 2);
 }
 
+TEST_CASE("a float skew plan whose A^2 squares overflow falls back to the 1-norm of A^2") {
+  // A rotation by 1e10 in the (0, 1) plane: A^2 has -1e20 twice on its diagonal, whose
+  // squares overflow float (the plan sums them in float lanes), so the Samuelson bound is
+  // inf and the plan must come from sqrt(||A^2||_1) = 1e10 = ||A||_2: the plan of the
+  // same norm by the 1-norm route. (Its result is not checked: 32 squarings in float
+  // amplify the rounding past overflow on either route.)
+  const int64_t n = 16;
+  std::vector<float> A(static_cast<size_t>(n * n), 0.0f), scratch(static_cast<size_t>(expm_forward_scratch(n)));
+  A[1] = 1e10f;
+  A[size_t(n)] = -1e10f;
+  const ExpmPlan skew = expm_plan<float>(n, A.data(), scratch.data(), ExponentKind::Skew);
+  CHECK(skew.known_square);
+  std::vector<float> general = A;
+  general[2] = 1e-30f;  // not skew: the 1-norm route, ||A||_1 = 1e10 as well
+  const ExpmPlan by_norm1 = expm_plan<float>(n, general.data(), scratch.data());
+  CHECK_FALSE(by_norm1.known_square);
+  CHECK(skew.degree == by_norm1.degree);
+  CHECK(skew.squarings == by_norm1.squarings);
+  CHECK(skew.squarings == 32);  // 15+ covers 2.346 2^s: 2.346 2^31 < 1e10 <= 2.346 2^32
+}
+
 TEST_CASE("the plan's tie rule, and a finite double norm near DBL_MAX") {
   // Where 15+ with s + 1 squarings and T_18 with s cost the same products, i.e. for norms
   // in (theta_15+ 2^s, theta_18 2^s], T_18 is taken: it squares once less. One nonzero
