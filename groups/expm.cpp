@@ -365,21 +365,54 @@ class Program {
   // finite X, and a non-finite X gives a non-finite result either way.
   template <int S, int C>
   void lin_block(int d0, const double (&coef)[C][S + 1], const int (&src)[S]) {
-    T cf[C][S + 1];
+    combine_block<0, S, C>(-1, {}, {}, d0, coef, src);
+  }
+
+  // lin_block whose first source is computed in the same pass: R[dh] = sum_h hc[h]
+  // R[hsrc[h]] (no identity term), stored, and used as src[0] (which must be dh) from
+  // the register that formed it. 15+ forms y1 and then its last product's two factors
+  // from y1: one pass over n^2 instead of two, the same sums in the same order.
+  template <int H, int S, int C>
+  void lin_then_block(int dh, const double (&hc)[H], const int (&hsrc)[H], int d0, const double (&coef)[C][S + 1],
+                      const int (&src)[S]) {
+    std::array<double, H> c;
+    std::array<int, H> r;
+    for (int h = 0; h < H; ++h) c[static_cast<size_t>(h)] = hc[h], r[static_cast<size_t>(h)] = hsrc[h];
+    combine_block<H, S, C>(dh, c, r, d0, coef, src);
+  }
+
+ private:
+  // The pass of lin_block and lin_then_block (H head terms, H = 0: no head).
+  template <int H, int S, int C>
+  void combine_block(int dh, const std::array<double, H>& hc, const std::array<int, H>& hsrc, int d0,
+                     const double (&coef)[C][S + 1], const int (&src)[S]) {
+    T cf[C][S + 1], hcf[H + 1];
     for (int c = 0; c < C; ++c)
       for (int k = 0; k <= S; ++k) cf[c][k] = static_cast<T>(coef[c][k]);
+    for (int h = 0; h < H; ++h) hcf[h] = static_cast<T>(hc[static_cast<size_t>(h)]);
     // WithId: the values, which add coef[c][0] on the diagonal (after the sum, as a
     // separate addition); the tangents have no identity term.
-    auto pass = [&](auto get, T* const* out, auto with_id) {
+    auto pass = [&](auto get, T* head, T* const* out, auto with_id) {
       constexpr bool WithId = decltype(with_id)::value;
       const T* x[S];
-      for (int k = 0; k < S; ++k) x[k] = get(src[k]);
+      const T* y[H + 1];
+      for (int k = H > 0 ? 1 : 0; k < S; ++k) x[k] = get(src[k]);
+      for (int h = 0; h < H; ++h) y[h] = get(hsrc[static_cast<size_t>(h)]);
       const T* eye = eye_;
 #pragma omp simd
       for (int64_t i = 0; i < n2_; ++i) {
         T v[S];
+        if constexpr (H > 0) {
+          static_assert(H == 3, "the head is written as combine's three-term sum, for its bits");
+          T acc = hcf[0] * y[0][i] + hcf[1] * y[1][i] + hcf[2] * y[2][i];
+          if constexpr (WithId) acc += T(0) * eye[i];  // as lin's + 0 I: the same bits
+          head[i] = acc;
+          v[0] = acc;
+        } else {
+          v[0] = x[0][i];
+        }
 #pragma GCC unroll 5
-        for (int k = 0; k < S; ++k) v[k] = x[k][i];
+        for (int k = 1; k < S; ++k) v[k] = x[k][i];
 #pragma GCC unroll 5
         for (int c = 0; c < C; ++c) {
           T acc = cf[c][1] * v[0];
@@ -395,24 +428,28 @@ class Program {
     T* outs[C];
     if (!tangents_ || all_values_ || done_ < total_) {
       for (int c = 0; c < C; ++c) outs[c] = slot(d0 + c);
+      T* head = H > 0 ? slot(dh) : nullptr;
       auto values = [this](int r) { return value(r); };
       if (eye_) {
-        pass(values, outs, std::true_type{});
+        pass(values, head, outs, std::true_type{});
       } else {
-        pass(values, outs, std::false_type{});
+        pass(values, head, outs, std::false_type{});
         for (int c = 0; c < C; ++c)
           for (int64_t i = 0; i < n_; ++i) outs[c][i * n_ + i] += cf[c][0];
       }
+      if (H > 0) val_[static_cast<size_t>(dh)] = head;
       for (int c = 0; c < C; ++c) val_[static_cast<size_t>(d0 + c)] = outs[c];
     } else {
+      if (H > 0) val_[static_cast<size_t>(dh)] = nullptr;
       for (int c = 0; c < C; ++c) val_[static_cast<size_t>(d0 + c)] = nullptr;
     }
     if (tangents_) {
       for (int c = 0; c < C; ++c) outs[c] = tangent(d0 + c);
-      pass([this](int r) { return tangent(r); }, outs, std::false_type{});
+      pass([this](int r) { return tangent(r); }, H > 0 ? tangent(dh) : nullptr, outs, std::false_type{});
     }
   }
 
+ public:
   // R[d] = c_id I + sum c R[reg]
   void lin(int d, double c_id, std::initializer_list<Term> terms) {
     if (!tangents_ || all_values_ || done_ < total_) {
@@ -598,9 +635,10 @@ void taylor(Program<T>& p, int degree) {
       const double y1_factors[2][4] = {{0, 1, c[2], c[3]}, {0, 1, c[4], 0}};
       p.template lin_block<3, 2>(kT2, y1_factors, {kT1, kX2, kX});
       p.mul(kT4, kT2, kT3);
-      p.lin(kT5, 0, {{1, kT4}, {c[5], kT1}, {c[6], kX2}});  // y1
+      // y1 and the two factors of the last product, which both start from y1, in one pass.
+      const double y1_terms[3] = {1, c[5], c[6]};
       const double p_factors[2][5] = {{0, 1, c[7], 0, c[8]}, {0, 1, 0, c[9], c[10]}};
-      p.template lin_block<4, 2>(kT6, p_factors, {kT5, kX2, kT1, kX});
+      p.template lin_then_block<3, 4, 2>(kT5, y1_terms, {kT4, kT1, kX2}, kT6, p_factors, {kT5, kX2, kT1, kX});
       p.mul(kT8, kT6, kT7);
       p.lin(kP, 1, {{1, kT8}, {c[11], kT5}, {c[12], kT1}, {c[13], kX2}, {1, kX}});
       break;
