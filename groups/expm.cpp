@@ -365,7 +365,7 @@ class Program {
   // finite X, and a non-finite X gives a non-finite result either way.
   template <int S, int C>
   void lin_block(int d0, const double (&coef)[C][S + 1], const int (&src)[S]) {
-    combine_block<0, S, C>(-1, {}, {}, d0, coef, src);
+    combine_block<0, S, C>(-1, nullptr, nullptr, d0, coef, src);
   }
 
   // lin_block whose first source is computed in the same pass: R[dh] = sum_h hc[h]
@@ -377,21 +377,19 @@ class Program {
   template <int H, int S, int C>
   void lin_then_block(int dh, const double (&hc)[H], const int (&hsrc)[H], int d0, const double (&coef)[C][S + 1],
                       const int (&src)[S]) {
-    std::array<double, H> c;
-    std::array<int, H> r;
-    for (int h = 0; h < H; ++h) c[static_cast<size_t>(h)] = hc[h], r[static_cast<size_t>(h)] = hsrc[h];
-    combine_block<H, S, C>(dh, c, r, d0, coef, src);
+    combine_block<H, S, C>(dh, hc, hsrc, d0, coef, src);
   }
 
  private:
-  // The pass of lin_block and lin_then_block (H head terms, H = 0: no head).
+  // The pass of lin_block and lin_then_block (H head terms hc, hsrc (H); H = 0: no head,
+  // and both null).
   template <int H, int S, int C>
-  void combine_block(int dh, const std::array<double, H>& hc, const std::array<int, H>& hsrc, int d0,
-                     const double (&coef)[C][S + 1], const int (&src)[S]) {
+  void combine_block(int dh, const double* hc, const int* hsrc, int d0, const double (&coef)[C][S + 1],
+                     const int (&src)[S]) {
     T cf[C][S + 1], hcf[H + 1];
     for (int c = 0; c < C; ++c)
       for (int k = 0; k <= S; ++k) cf[c][k] = static_cast<T>(coef[c][k]);
-    for (int h = 0; h < H; ++h) hcf[h] = static_cast<T>(hc[static_cast<size_t>(h)]);
+    for (int h = 0; h < H; ++h) hcf[h] = static_cast<T>(hc[h]);
     // WithId: the values, which add coef[c][0] on the diagonal (after the sum, as a
     // separate addition); the tangents have no identity term.
     auto pass = [&](auto get, T* head, T* const* out, auto with_id) {
@@ -399,7 +397,7 @@ class Program {
       const T* x[S];
       const T* y[H + 1];
       for (int k = H > 0 ? 1 : 0; k < S; ++k) x[k] = get(src[k]);
-      for (int h = 0; h < H; ++h) y[h] = get(hsrc[static_cast<size_t>(h)]);
+      for (int h = 0; h < H; ++h) y[h] = get(hsrc[h]);
       const T* eye = eye_;
 #pragma omp simd
       for (int64_t i = 0; i < n2_; ++i) {
@@ -407,8 +405,7 @@ class Program {
         if constexpr (H > 0) {
           T acc = hcf[0] * y[0][i];
 #pragma GCC unroll 4
-          for (int h = 1; h < H; ++h) acc += hcf[h] * y[h][i];
-          if constexpr (WithId) acc += T(0) * eye[i];  // as lin's + 0 I (a -0 becomes +0)
+          for (int h = 1; h < H; ++h) acc += hcf[h] * y[h][i];  // no identity term
           head[i] = acc;
           v[0] = acc;
         } else {
