@@ -185,6 +185,52 @@ def expm_torch(A):
 EXPM = {"taylor": expm_taylor, "matrix_exp": expm_torch}
 
 
+def openblas_threads_setter():
+    """openblas_set_num_threads of the OpenBLAS torch loaded, or None (another BLAS).
+
+    Debian's torch runs its element-wise ops on OpenMP threads (torch.set_num_threads) and
+    its products on OpenBLAS's own pthreads, two thread pools on the same cores; while
+    libgomp's threads spin between parallel regions, OpenBLAS's wait for a core. On the
+    2-core AMD EPYC (2026-12-06, the performance log) a 2-thread nn.LSTM step then took
+    4-60 ms where it took 55-75 ms with OpenBLAS on one thread: 16,357 against 60,183
+    tokens/s (median of 10 steps), the transformer 30,851 against 58,937."""
+    import ctypes
+    for line in open("/proc/self/maps"):
+        path = line.split()[-1]
+        if "openblas" in path and ".so" in path:
+            try:
+                f = ctypes.CDLL(path).openblas_set_num_threads
+            except (OSError, AttributeError):
+                continue
+            f.argtypes = [ctypes.c_int]
+            return f
+    return None
+
+
+def pick_blas_threads(step, threads, choice, rounds=2):
+    """Sets and returns OpenBLAS's thread count: `choice` if it is a number, else ("auto")
+    the faster of `threads` and 1 over `rounds` alternating calls of step() each (their
+    summed times, so the slow steps of an oversubscribed setting count), and the probe's
+    times {threads: seconds}. (None, {}) when torch's BLAS is not OpenBLAS."""
+    setter = openblas_threads_setter()
+    if setter is None:
+        return None, {}
+    if choice != "auto":
+        setter(int(choice))
+        return int(choice), {}
+    candidates = sorted({threads, 1}, reverse=True)
+    times = {c: 0.0 for c in candidates}
+    for _ in range(rounds):
+        for c in candidates:
+            setter(c)
+            t0 = time.perf_counter()
+            step()
+            times[c] += time.perf_counter() - t0
+    best = min(candidates, key=lambda c: times[c])
+    setter(best)
+    return best, {str(c): t for c, t in times.items()}
+
+
 def probe_expm(n, N, threads, repeats=7):
     """Best time of forward + backward of each route on N skew n x n float32 matrices of norm ~1;
     the routes alternate, so a change of machine load hits both alike."""
@@ -681,28 +727,32 @@ def timing(args):
     params = [p for _, p in named]
     nparams = sum(p.numel() for p in params)
     gen = torch.Generator().manual_seed(seed + 7)
-    state = None
-    secs, losses = [], []
-    cpu0 = None
-    for step in range(args.warmup + args.steps):
-        if step == args.warmup:
-            cpu0 = time.process_time()
-        t0 = time.perf_counter()
+    carried = {"state": None}
+    losses = []
+
+    def train_step():
         # synthetic uniform tokens, as `liegrad bench`; recurrent state carried as in TBPTT
         w = torch.randint(0, V, (B, T + 1), generator=gen)
         x, y = w[:, :-1], w[:, 1:]
         opt.zero_grad(set_to_none=True)
-        logits, new_state = model.forward(x, state)
+        logits, new_state = model.forward(x, carried["state"])
         loss = F.cross_entropy(logits.reshape(-1, V), y.reshape(-1))
         loss.backward()
         if clip > 0:
             torch.nn.utils.clip_grad_norm_(params, clip)
         opt.step()
-        dt = time.perf_counter() - t0
-        state = new_state if model.recurrent else None
+        carried["state"] = new_state if model.recurrent else None
         losses.append(float(loss))
-        if step >= args.warmup:
-            secs.append(dt)
+
+    for _ in range(args.warmup):
+        train_step()
+    blas_threads, blas_probe = pick_blas_threads(train_step, args.threads, args.blas_threads)
+    secs = []
+    cpu0 = time.process_time()
+    for _ in range(args.steps):
+        t0 = time.perf_counter()
+        train_step()
+        secs.append(time.perf_counter() - t0)
     cpu = time.process_time() - cpu0
     tps = spread([B * T / t for t in secs])
     out = {"config": args.config or args.weights, "weights": args.weights, "model": cfg["type"], "parameters": nparams, "vocab": V, "batch": B, "seq_len": T,
@@ -712,12 +762,13 @@ def timing(args):
            "expm_probe_s": expm_times, "first_loss": losses[0], "last_loss": losses[-1], "torch": torch.__version__,
            # The kernels Debian's OpenBLAS runs for torch's dense products (None: OpenBLAS chose
            # from the CPU model, which on a CPU newer than the library is a narrow fallback).
-           "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE")}
+           "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
+           "blas_threads": blas_threads, "blas_threads_probe_s": blas_probe}
     print(json.dumps(out) if args.json else
           "%s (%s, %d parameters): median %.0f tokens/s (min %.0f, max %.0f) over %d steps of %dx%d, %d threads; "
-          "%.0f tokens per CPU second; peak RSS %.0f MiB; exp: %s"
+          "%.0f tokens per CPU second; peak RSS %.0f MiB; exp: %s; OpenBLAS threads: %s"
           % (out["config"], cfg["type"], nparams, tps["median"], tps["min"], tps["max"], args.steps, B, T, args.threads,
-             out["tokens_per_cpu_s"], out["peak_rss_mib"], expm_name))
+             out["tokens_per_cpu_s"], out["peak_rss_mib"], expm_name, blas_threads))
 
 
 def expm_bench(args):
@@ -731,22 +782,27 @@ def expm_bench(args):
     A0 = A0 / A0.flatten(1).norm(dim=1)[:, None, None]  # Frobenius norm 1, as liegrad's bench
     G = torch.randn(args.n, args.d, args.d, generator=gen)
     G = G / G.flatten(1).norm(dim=1)[:, None, None]
-    times = []
-    cpu0 = None
-    for k in range(args.warmup + args.steps):
-        if k == args.warmup:
-            cpu0 = time.process_time()
+
+    def exp_step():
         A = A0.clone().requires_grad_(True)
-        t0 = time.perf_counter()
         f(A).backward(G)
-        if k >= args.warmup:
-            times.append(time.perf_counter() - t0)
+
+    for _ in range(args.warmup):
+        exp_step()
+    blas_threads, blas_probe = pick_blas_threads(exp_step, args.threads, args.blas_threads)
+    times = []
+    cpu0 = time.process_time()
+    for _ in range(args.steps):
+        t0 = time.perf_counter()
+        exp_step()
+        times.append(time.perf_counter() - t0)
     cpu = time.process_time() - cpu0
     mps = spread([args.n / t for t in times])
     out = {"op": "expm", "d": args.d, "n": args.n, "repeats": args.steps, "threads": args.threads,
            "matrices_per_s": mps, "matrices_per_cpu_s": args.n * args.steps / max(cpu, 1e-9), "expm": name,
            "expm_probe_s": probe, "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-           "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE")}
+           "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
+           "blas_threads": blas_threads, "blas_threads_probe_s": blas_probe}
     print(json.dumps(out) if args.json else "exp + pullback, d=%d N=%d: median %.0f matrices/s (%s)"
           % (args.d, args.n, mps["median"], name))
 
@@ -768,9 +824,13 @@ def main():
     ap.add_argument("--batch", type=int, default=0, help="override train.batch")
     ap.add_argument("--seq-len", type=int, default=0, help="override train.seq_len")
     ap.add_argument("--expm", choices=["auto", "taylor", "matrix_exp"], default="auto")
+    ap.add_argument("--blas-threads", default="auto", help="OpenBLAS's threads when timing: auto (the faster of "
+                    "--threads and 1, measured after the warm-up) or a number")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--probe-expm", nargs=2, type=int, metavar=("n", "N"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.blas_threads != "auto" and not (args.blas_threads.isdigit() and int(args.blas_threads) > 0):
+        ap.error("--blas-threads must be auto or a positive integer, got '%s'" % args.blas_threads)
     if args.probe_expm:
         print(json.dumps(probe_expm(args.probe_expm[0], args.probe_expm[1], args.threads)))
         return
