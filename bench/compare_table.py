@@ -180,6 +180,16 @@ def main():
         print()
         print("CPU speeds (liegrad bench --op cores, each round: the slowest CPU's rate of 16 x 16 products over the "
               "fastest's, one CPU at a time; 1 is equal CPUs): %s." % fmt_range(C, "slowest_over_fastest", 2))
+    chosen = {}  # row -> the OpenBLAS thread counts PyTorch's runs chose (torch_reference.py's probe)
+    for c in configs + ["trained-" + t for t in trained] + ["expm"]:
+        counts = sorted({r["blas_threads"] for r in load(out, c, "torch") if r.get("blas_threads") is not None})
+        if counts:
+            chosen[c] = counts
+    if chosen:
+        print()
+        print("PyTorch's OpenBLAS threads (torch_reference.py probes --threads and 1 after the warm-up and keeps the "
+              "faster; its element-wise ops run on torch's own threads): %s." % "; ".join(
+                  "%s %s" % (c, " or ".join(str(n) for n in v)) for c, v in chosen.items()))
     if int(rounds) < 5:
         print()
         print("Fewer than five rounds: on a shared machine the medians and ranges of so few say little.")

@@ -30,7 +30,7 @@ def roofline(of_bound):
             "step": {"bound_ns_per_token": 10.0, "measured_ns_per_token": 10.0 / of_bound, "of_bound": of_bound}}
 
 
-def write_runs(out, rounds, with_roofline=True, torch_coretype=None):
+def write_runs(out, rounds, with_roofline=True, torch_coretype=None, blas_threads=None):
     def put(name, side, r, obj):
         with open(os.path.join(out, "%s.%s.%d.json" % (name, side, r)), "w") as f:
             json.dump(obj, f)
@@ -44,10 +44,12 @@ def write_runs(out, rounds, with_roofline=True, torch_coretype=None):
         put("osmformer-linear", "liegrad", r, lie)
         put("osmformer-linear", "torch", r, {"model": "osmformer", "tokens_per_s": TORCH[i],
                                              "tokens_per_cpu_s": TORCH[i] / 2, "peak_rss_mib": 500,
-                                             "openblas_coretype": torch_coretype})
+                                             "openblas_coretype": torch_coretype,
+                                             "blas_threads": blas_threads[i] if blas_threads else None})
         put("trained-osmformer-linear", "liegrad", r, dict(lie, tokens_per_s={"median": TRAINED[i]}))
         put("trained-osmformer-linear", "torch", r, {"model": "osmformer", "tokens_per_s": TORCH[i],
-                                                     "openblas_coretype": torch_coretype})
+                                                     "openblas_coretype": torch_coretype,
+                                                     "blas_threads": 1 if blas_threads else None})
         put("gemm", "liegrad", r, {"op": "gemm", "liegrad_gflop_per_s": {"median": 100.0},
                                    "openblas_core": "Haswell"})
         put("stream", "liegrad", r, {"op": "stream", "triad_gb_per_s": {"median": 18.0 + r}})
@@ -99,6 +101,17 @@ class CompareTable(unittest.TestCase):
                 write_runs(out, 5, torch_coretype=torch_core)
                 text = table(out, 5)
                 self.assertEqual("may not run the same OpenBLAS kernels" in text, warned, (torch_core, text))
+
+    def test_pytorch_blas_threads_per_row(self):
+        # The thread counts torch_reference.py's probe chose, per row; none in older JSON.
+        with tempfile.TemporaryDirectory() as out:
+            write_runs(out, 5, blas_threads=[1, 2, 1, 1, 1])
+            text = table(out, 5)
+            self.assertIn("keeps the faster; its element-wise ops run on torch's own threads): "
+                          "osmformer-linear 1 or 2; trained-osmformer-linear 1.", text)
+        with tempfile.TemporaryDirectory() as out:
+            write_runs(out, 5)
+            self.assertNotIn("PyTorch's OpenBLAS threads", table(out, 5))
 
 
 if __name__ == "__main__":
