@@ -191,9 +191,10 @@ def openblas_threads_setter():
     Debian's torch runs its element-wise ops on OpenMP threads (torch.set_num_threads) and
     its products on OpenBLAS's own pthreads, two thread pools on the same cores; while
     libgomp's threads spin between parallel regions, OpenBLAS's wait for a core. On the
-    2-core AMD EPYC (2026-12-06, the performance log) a 2-thread nn.LSTM step then took
-    4-60 ms where it took 55-75 ms with OpenBLAS on one thread: 16,357 against 60,183
-    tokens/s (median of 10 steps), the transformer 30,851 against 58,937."""
+    2-core AMD EPYC (2026-12-06, docs/performance-log.md, session 34) 2-thread nn.LSTM steps
+    ran at 6,013-57,353 tokens/s, and at 50,029-75,970 with OpenBLAS on one thread;
+    alternating runs (medians of 10 steps) gave the LSTM 15,177-21,033 against
+    51,977-81,279 tokens/s and the transformer 15,767-19,477 against 25,332-27,133."""
     import ctypes
     for line in open("/proc/self/maps"):
         path = line.split()[-1]
@@ -229,6 +230,17 @@ def pick_blas_threads(step, threads, choice, rounds=2):
     best = min(candidates, key=lambda c: times[c])
     setter(best)
     return best, {str(c): t for c, t in times.items()}
+
+
+def time_steps(step, steps):
+    """Runs step() `steps` times: each call's wall seconds, and the process CPU seconds of all."""
+    secs = []
+    cpu0 = time.process_time()
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        step()
+        secs.append(time.perf_counter() - t0)
+    return secs, time.process_time() - cpu0
 
 
 def probe_expm(n, N, threads, repeats=7):
@@ -747,13 +759,7 @@ def timing(args):
     for _ in range(args.warmup):
         train_step()
     blas_threads, blas_probe = pick_blas_threads(train_step, args.threads, args.blas_threads)
-    secs = []
-    cpu0 = time.process_time()
-    for _ in range(args.steps):
-        t0 = time.perf_counter()
-        train_step()
-        secs.append(time.perf_counter() - t0)
-    cpu = time.process_time() - cpu0
+    secs, cpu = time_steps(train_step, args.steps)
     tps = spread([B * T / t for t in secs])
     out = {"config": args.config or args.weights, "weights": args.weights, "model": cfg["type"], "parameters": nparams, "vocab": V, "batch": B, "seq_len": T,
            "threads": args.threads, "steps": args.steps, "warmup": args.warmup, "tokens_per_s": tps,
@@ -790,13 +796,7 @@ def expm_bench(args):
     for _ in range(args.warmup):
         exp_step()
     blas_threads, blas_probe = pick_blas_threads(exp_step, args.threads, args.blas_threads)
-    times = []
-    cpu0 = time.process_time()
-    for _ in range(args.steps):
-        t0 = time.perf_counter()
-        exp_step()
-        times.append(time.perf_counter() - t0)
-    cpu = time.process_time() - cpu0
+    times, cpu = time_steps(exp_step, args.steps)
     mps = spread([args.n / t for t in times])
     out = {"op": "expm", "d": args.d, "n": args.n, "repeats": args.steps, "threads": args.threads,
            "matrices_per_s": mps, "matrices_per_cpu_s": args.n * args.steps / max(cpu, 1e-9), "expm": name,
