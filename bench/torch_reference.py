@@ -18,6 +18,9 @@ kernel for the LSTM); hat/vee are gathers; the exponential is the faster, measur
 at start-up on the model's own batch shape, of torch.linalg.matrix_exp and a batched
 degree-12 Taylor polynomial evaluated Paterson-Stockmeyer style (5 products) with
 scaling and squaring (||A/2^s||_inf <= 1, truncation error < 2e-10).
+OpenBLAS's thread count is chosen the same way, after the warm-up: the faster of
+--threads and 1 over two alternating steps (torch's element-wise threads and OpenBLAS's
+own would otherwise share the cores; see openblas_threads_setter), or --blas-threads N.
 
 Training-mode timing mirrors `liegrad bench` (train/bench.cpp): random
 initialisation (liegrad's init distributions), synthetic uniform tokens of the
