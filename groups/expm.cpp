@@ -377,6 +377,9 @@ class Program {
   template <int H, int S, int C>
   void lin_then_block(int dh, const double (&hc)[H], const int (&hsrc)[H], int d0, const double (&coef)[C][S + 1],
                       const int (&src)[S]) {
+    if (src[0] != dh)
+      throw ValueError("expm program: lin_then_block's first source must be its head register " + std::to_string(dh) +
+                       ", got " + std::to_string(src[0]));
     combine_block<H, S, C>(dh, hc, hsrc, d0, coef, src);
   }
 
