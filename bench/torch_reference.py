@@ -742,22 +742,34 @@ def timing(args):
     params = [p for _, p in named]
     nparams = sum(p.numel() for p in params)
     gen = torch.Generator().manual_seed(seed + 7)
-    carried = {"state": None}
     losses = []
 
+    def training_steps():
+        # A generator, so that a step's tensors live until the next step reassigns them, as
+        # in a plain training loop. Freed at each step's end instead (a function per step),
+        # glibc returned their pages and the next step faulted them back in: PyTorch's
+        # osmformer-linear took 90-130K more page faults in 4 steps and ran 20-35% slower
+        # (session 35, docs/performance-log.md).
+        state = None
+        while True:
+            # synthetic uniform tokens, as `liegrad bench`; recurrent state carried as in TBPTT
+            w = torch.randint(0, V, (B, T + 1), generator=gen)
+            x, y = w[:, :-1], w[:, 1:]
+            opt.zero_grad(set_to_none=True)
+            logits, new_state = model.forward(x, state)
+            loss = F.cross_entropy(logits.reshape(-1, V), y.reshape(-1))
+            loss.backward()
+            if clip > 0:
+                torch.nn.utils.clip_grad_norm_(params, clip)
+            opt.step()
+            state = new_state if model.recurrent else None
+            losses.append(float(loss))
+            yield
+
+    steps = training_steps()
+
     def train_step():
-        # synthetic uniform tokens, as `liegrad bench`; recurrent state carried as in TBPTT
-        w = torch.randint(0, V, (B, T + 1), generator=gen)
-        x, y = w[:, :-1], w[:, 1:]
-        opt.zero_grad(set_to_none=True)
-        logits, new_state = model.forward(x, carried["state"])
-        loss = F.cross_entropy(logits.reshape(-1, V), y.reshape(-1))
-        loss.backward()
-        if clip > 0:
-            torch.nn.utils.clip_grad_norm_(params, clip)
-        opt.step()
-        carried["state"] = new_state if model.recurrent else None
-        losses.append(float(loss))
+        next(steps)
 
     for _ in range(args.warmup):
         train_step()
@@ -792,9 +804,16 @@ def expm_bench(args):
     G = torch.randn(args.n, args.d, args.d, generator=gen)
     G = G / G.flatten(1).norm(dim=1)[:, None, None]
 
+    def exp_steps():  # a generator, as training_steps in train_bench, so A lives until replaced
+        while True:
+            A = A0.clone().requires_grad_(True)
+            f(A).backward(G)
+            yield
+
+    steps = exp_steps()
+
     def exp_step():
-        A = A0.clone().requires_grad_(True)
-        f(A).backward(G)
+        next(steps)
 
     for _ in range(args.warmup):
         exp_step()
