@@ -748,8 +748,8 @@ def timing(args):
         # A generator, so that a step's tensors live until the next step reassigns them, as
         # in a plain training loop. Freed at each step's end instead (a function per step),
         # glibc returned their pages and the next step faulted them back in: PyTorch's
-        # osmformer-linear took 90-130K more page faults in 4 steps and ran 20-35% slower
-        # (session 35, docs/performance-log.md).
+        # osmformer-linear took 911-927K page faults over 4 steps against 746-805K and ran
+        # 20-35% slower (session 35, docs/performance-log.md).
         state = None
         while True:
             # synthetic uniform tokens, as `liegrad bench`; recurrent state carried as in TBPTT
@@ -804,7 +804,7 @@ def expm_bench(args):
     G = torch.randn(args.n, args.d, args.d, generator=gen)
     G = G / G.flatten(1).norm(dim=1)[:, None, None]
 
-    def exp_steps():  # a generator, as training_steps in train_bench, so A lives until replaced
+    def exp_steps():  # a generator, as timing()'s training_steps, so A lives until replaced
         while True:
             A = A0.clone().requires_grad_(True)
             f(A).backward(G)
