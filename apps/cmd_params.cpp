@@ -6,23 +6,13 @@
 #include <cstdio>
 
 #include "apps/commands.hpp"
-#include "data/datasets.hpp"
-#include "data/group_words.hpp"
 #include "models/param_search.hpp"
 #include "models/registry.hpp"
+#include "tasks/registry.hpp"
 #include "train/run_config.hpp"
 
 namespace liegrad::app {
 
-namespace {
-// Vocabulary size of the configured dataset (known ones without reading the data).
-int64_t vocab_size(const train::RunConfig& rc, const std::string& data_dir) {
-  if (rc.data.words()) return data::WordTask(data::word_group_of(rc.data.dataset), rc.data.inputs).input_vocab();
-  if (rc.data.dataset == "tinyshakespeare") return 65;
-  if (rc.data.dataset == "ptb_char") return 50;
-  return data::load_corpus(rc.data.dataset, data_dir, rc.data.val_frac, rc.data.test_frac).vocab.size();
-}
-}  // namespace
 
 int cmd_params(const std::vector<std::string>& argv) {
   Args args(argv, {"help", "json"}, {"config", "match", "data-dir"}, {"set"});
@@ -46,9 +36,11 @@ int cmd_params(const std::vector<std::string>& argv) {
   nlohmann::json config = train::read_json_file(args.get("config"));
   train::apply_overrides(config, args.all("set"));
   const train::RunConfig rc = train::parse_run_config(config);
-  const int64_t V = vocab_size(rc, args.get("data-dir"));
-  // Group words classify into |G| classes; language models predict one of V symbols.
-  const int64_t C = rc.data.words() ? data::WordTask(data::word_group_of(rc.data.dataset)).classes() : V;
+  // The task sizes the model: V input symbols, and C classes (a language model predicts
+  // one of its V symbols); known corpora are sized without reading their data.
+  const auto task = tasks::make_task({rc.data.section, args.get("data-dir")});
+  const int64_t V = task->input_vocab();
+  const int64_t C = task->classes() > 0 ? task->classes() : V;
   nlohmann::json model = rc.model;
   if (args.has("match")) {
     model = models::match_parameter_count(model, V, args.get_int("match", 0), C);

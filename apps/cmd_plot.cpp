@@ -22,7 +22,7 @@ int cmd_plot(const std::vector<std::string>& argv) {
   }
   if (!args.has("out")) throw UsageError("--out FILE.svg is required");
   size_t words = 0;
-  for (const auto& d : args.positional()) words += train::is_word_run(d);
+  for (const auto& d : args.positional()) words += train::scored_by_length(d);
   if (words != 0 && words != args.positional().size())
     throw UsageError("give either group word runs or language-model runs, not both");
   if (words == 0 && args.has("metric")) throw UsageError("--metric applies to group word runs (words:<group>)");

@@ -9,7 +9,7 @@
 
 #include "apps/commands.hpp"
 #include "core/parallel.hpp"
-#include "data/datasets.hpp"
+#include "tasks/registry.hpp"
 #include "models/model.hpp"
 #include "models/osmformer.hpp"
 #include "train/checkpoint.hpp"
@@ -40,7 +40,7 @@ int cmd_probe(const std::vector<std::string>& argv) {
   train::LoadedModel loaded;
   std::string source;
   if (args.has("checkpoint")) {
-    loaded = train::load_model(args.get("checkpoint"));
+    loaded = train::load_model(args.get("checkpoint"), args.get("data-dir"));
     config = loaded.config;
     source = args.get("checkpoint") + " (step " + std::to_string(loaded.step) + ")";
   } else {
@@ -49,22 +49,21 @@ int cmd_probe(const std::vector<std::string>& argv) {
     source = args.get("config") + " at initialisation";
   }
   const train::RunConfig rc = train::parse_run_config(config);
-  if (rc.data.words()) throw UsageError("probe reads a text dataset; " + rc.data.dataset + " is a group word task");
+  std::shared_ptr<tasks::Task> task = loaded.task;
+  if (!task) task = tasks::make_task({rc.data.section, args.get("data-dir")});
+  if (!task->text_vocab()) throw UsageError("probe reads text; " + rc.data.dataset + " is not a text dataset");
   set_num_threads(args.get_int("threads", rc.train.threads));
-  const data::Corpus corpus = data::load_corpus(rc.data.dataset, args.get("data-dir"), rc.data.val_frac, rc.data.test_frac);
   std::unique_ptr<models::Model<float>> built;
   models::Model<float>* model = loaded.model.get();
   if (!model) {
-    built = models::make_model<float>(rc.model, corpus.vocab.size(), rc.train.seed);
+    built = models::make_model<float>(rc.model, task->input_vocab(), rc.train.seed);
     model = built.get();
-  } else if (!(corpus.vocab == loaded.vocab)) {
-    throw ValueError("the dataset's vocabulary differs from the checkpoint's; was it trained on " + rc.data.dataset + "?");
   }
   auto* former = dynamic_cast<models::OsmFormer<float>*>(model);
   if (!former) throw UsageError("probe measures OSMFormer layers; this model is a " + model->type());
   const int T_ = args.get_int("seq-len", static_cast<int>(rc.train.seq_len));
   if (T_ < 1) throw UsageError("--seq-len must be >= 1");
-  const std::vector<int32_t>& stream = split == "val" ? corpus.val : corpus.test;
+  const std::vector<int32_t>& stream = *task->text_split(split);  // its vocabulary checked against the checkpoint's
   const int64_t per_batch = static_cast<int64_t>(batch) * T_;
   if (static_cast<int64_t>(stream.size()) < per_batch * batches)
     throw UsageError("the " + split + " split has " + std::to_string(stream.size()) + " symbols, fewer than " +

@@ -67,14 +67,7 @@ int train_on(train::Communicator& comm, const std::vector<std::string>& argv) {
   const train::TrainResult r = train::run_training(config, opt);
   if (!comm.is_root()) return r.interrupted ? (g_signal == SIGTERM ? 143 : g_signal == SIGINT ? 130 : 0) : 0;
   if (r.interrupted) return g_signal == SIGTERM ? 143 : g_signal == SIGINT ? 130 : 0;
-  if (!r.words.is_null()) {  // a group word task: accuracy at the validation length, then by test length
-    std::printf("val_acc %.4f", r.words["val"]["position_acc"].get<double>());
-    for (const auto& s : r.words["test"])
-      std::printf(" test_acc@%lld %.4f", static_cast<long long>(s["length"].get<int64_t>()), s["position_acc"].get<double>());
-    std::printf("\n");
-    return 0;
-  }
-  std::printf("val_bpc %.4f test_bpc %.4f\n", r.val_bpc, r.test_bpc);
+  std::printf("%s\n", r.headline.c_str());
   return 0;
 }
 

@@ -1,5 +1,5 @@
 // libFuzzer target: the vocabulary and the text encoder (data/vocab.hpp), and a
-// checkpoint's vocabulary (train::vocab_from_json). The first input byte k splits the
+// checkpoint's vocabulary (tasks::vocab_from_json). The first input byte k splits the
 // rest: symbols = the next k bytes (Vocab::from_symbols), text = what follows. The
 // text is encoded with the symbols' vocabulary and with its own (Vocab::from_text);
 // what encodes must decode to the same bytes, every id in range.
@@ -10,6 +10,7 @@
 
 #include "data/vocab.hpp"
 #include "fuzz/fuzz_outcome.hpp"
+#include "tasks/vocab_record.hpp"
 #include "train/checkpoint.hpp"
 
 using liegrad::data::Vocab;
@@ -37,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (Vocab::from_string(v.to_string()) != v) liegrad::fuzz::fail("from_string(to_string(v)) != v", v.symbols());
     round_trip(v, text);
     // The checkpoint form: an array of byte values, and back.
-    if (liegrad::train::vocab_from_json(liegrad::train::vocab_to_json(v), "fuzz") != v)
+    if (liegrad::tasks::vocab_from_json(liegrad::tasks::vocab_to_json(v), "fuzz") != v)
       liegrad::fuzz::fail("vocab_from_json(vocab_to_json(v)) != v", v.symbols());
   });
   liegrad::fuzz::expect_clean_outcome([&] {
@@ -47,7 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The checkpoint's "vocab" field as arbitrary JSON text.
   liegrad::fuzz::expect_clean_outcome([&] {
     const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (!j.is_discarded()) (void)liegrad::train::vocab_from_json(j, "fuzz");
+    if (!j.is_discarded()) (void)liegrad::tasks::vocab_from_json(j, "fuzz");
   });
   return 0;
 }

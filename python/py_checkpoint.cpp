@@ -14,7 +14,7 @@
 #include "core/parallel.hpp"
 #include "models/plugin.hpp"
 #include "train/checkpoint.hpp"
-#include "train/evaluate.hpp"
+#include "tasks/evaluate.hpp"
 #include "train/run_config.hpp"
 #include "train/sample.hpp"
 
@@ -33,7 +33,7 @@ class PyCheckpoint {
   }
 
   py::object config() const { return from_json(m_.config); }
-  py::bytes vocab() const { return py::bytes(m_.vocab.symbols()); }
+  py::bytes vocab() const { return py::bytes(text_vocab("vocab").symbols()); }
   int64_t step() const { return m_.step; }
   std::string model_type() const { return m_.model->type(); }
   int64_t parameter_count() const { return m_.model->parameter_count(); }
@@ -49,14 +49,14 @@ class PyCheckpoint {
     const std::string text = text_bytes(text_obj, "bpc: text");
     std::vector<int32_t> stream;
     try {
-      stream = m_.vocab.encode(text);
+      stream = text_vocab("bpc").encode(text);
     } catch (const ValueError& e) {
       throw ValueError(std::string("bpc: the text cannot be encoded with the checkpoint's vocabulary: ") + e.what());
     }
     if (stream.size() < 2) throw ValueError("bpc: the text needs at least 2 characters, got " + std::to_string(stream.size()));
     py::gil_scoped_release release;
     set_num_threads(threads_);
-    return train::evaluate_bpc(*m_.model, stream, seq_len_).bpc;
+    return tasks::evaluate_bpc(*m_.model, stream, seq_len_).bpc;
   }
 
   py::str sample(const py::handle& prompt_obj, int64_t length, double temperature, int64_t top_k, uint64_t seed) {
@@ -71,7 +71,7 @@ class PyCheckpoint {
     {
       py::gil_scoped_release release;
       set_num_threads(threads_);
-      text = train::sample_text(*m_.model, m_.vocab, prompt, opt);
+      text = train::sample_text(*m_.model, text_vocab("sample"), prompt, opt);
     }
     // Sampled bytes need not be valid UTF-8: undecodable ones become U+FFFD.
     return py::reinterpret_steal<py::str>(PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace"));
@@ -83,6 +83,13 @@ class PyCheckpoint {
   }
 
  private:
+  // The checkpoint's text vocabulary; ValueError for a task whose inputs are not text.
+  const data::Vocab& text_vocab(const char* what) const {
+    const data::Vocab* v = m_.task->text_vocab();
+    if (!v) throw ValueError(std::string(what) + ": the checkpoint's task (" + m_.task->dataset() + ") does not read text");
+    return *v;
+  }
+
   std::string path_;
   train::LoadedModel m_;
   int64_t seq_len_ = 128;

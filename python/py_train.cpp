@@ -87,9 +87,8 @@ py::dict run(const py::object& config, const std::string& out_dir, const py::obj
   out["parameters"] = r.parameters;
   out["seconds"] = r.seconds;
   if (!r.interrupted) {
-    out["val_bpc"] = r.val_bpc;
-    out["test_bpc"] = r.test_bpc;
-    out["best_val_bpc"] = r.best_val_bpc;
+    // The task's scores as in result.json (text: val_bpc, test_bpc, best_val_bpc, ...).
+    for (auto it = r.scores.begin(); it != r.scores.end(); ++it) out[py::str(it.key())] = from_json(it.value());
     out["best_step"] = r.best_step;
     out["tokens_per_second"] = r.tokens_per_second;
   }

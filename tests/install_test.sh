@@ -75,7 +75,7 @@ step "liegrad eval --plugin on the example's checkpoint"
 want=$(sed -E 's/.*"test_bpc":([-0-9.eE+]+).*/\1/' "$tmp/run/result.json")
 got=$("$prefix/bin/liegrad" eval --plugin "$plugin" --checkpoint "$ckpt" --json) || fail "liegrad eval --plugin failed"
 echo "$got"
-got=$(echo "$got" | sed -E 's/.*"bpc": ([-0-9.eE+]+).*/\1/')
+got=$(echo "$got" | sed -E 's/.*"bpc": ?([-0-9.eE+]+).*/\1/')
 awk -v a="$got" -v b="$want" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d < 2e-6) }' ||
   fail "liegrad eval gives BPC $got, the example computed $want"
 "$prefix/bin/liegrad" sample --plugin "$plugin" --checkpoint "$ckpt" --prompt "The " --length 40 --seed 1 >"$tmp/sample.txt" ||

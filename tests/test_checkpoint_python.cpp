@@ -2,7 +2,7 @@
 // trained through train::run_training on a small generated text, then
 // examples/load_checkpoint.py (numpy) and bench/torch_reference.py (PyTorch) reload
 // last.json and recompute the BPC / mean loss on the same text, which must agree with
-// train::evaluate_bpc to 1e-4. Each check runs only when /usr/bin/python3 can import
+// tasks::evaluate_bpc to 1e-4. Each check runs only when /usr/bin/python3 can import
 // numpy (and torch for the second); otherwise it is reported as skipped
 // (LIEGRAD_SKIP_TEST, tests/test_helpers.hpp).
 #include <doctest/doctest.h>
@@ -24,7 +24,7 @@
 
 #include "data/datasets.hpp"
 #include "train/checkpoint.hpp"
-#include "train/evaluate.hpp"
+#include "tasks/evaluate.hpp"
 #include "train/trainer.hpp"
 #include "tests/test_helpers.hpp"
 
@@ -115,8 +115,8 @@ Trained train_tiny(const test::TempDir& dir, const std::string& tag, const nlohm
   Trained t;
   t.checkpoint = (dir.path / tag / "last.json").string();
   train::LoadedModel m = train::load_model(t.checkpoint);
-  const std::vector<int32_t> ids = m.vocab.encode(data::read_file_bytes(text_path));
-  const train::EvalResult r = train::evaluate_bpc(*m.model, ids, seq_len);
+  const std::vector<int32_t> ids = m.task->text_vocab()->encode(data::read_file_bytes(text_path));
+  const tasks::EvalResult r = tasks::evaluate_bpc(*m.model, ids, seq_len);
   t.bpc = r.bpc;
   t.nats = r.nats_per_symbol;
   return t;

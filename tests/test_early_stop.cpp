@@ -12,7 +12,7 @@
 #include "data/datasets.hpp"
 #include "tests/train_test_utils.hpp"
 #include "train/checkpoint.hpp"
-#include "train/evaluate.hpp"
+#include "tasks/evaluate.hpp"
 #include "train/trainer.hpp"
 
 using namespace liegrad;
@@ -97,8 +97,8 @@ TEST_CASE("result.json's test BPC at the best checkpoint is liegrad eval of best
   const train::LoadedModel best = train::load_model(tmp / "run/best.json");
   CHECK(best.step == r.best_step);
   const data::Corpus corpus = data::load_corpus("text:" + tmp / "text.txt", "", 0.1, 0.1);
-  const double test_at_best = train::evaluate_bpc(*best.model, corpus.test, 16).bpc;
-  const double val_at_best = train::evaluate_bpc(*best.model, corpus.val, 16).bpc;
+  const double test_at_best = tasks::evaluate_bpc(*best.model, corpus.test, 16).bpc;
+  const double val_at_best = tasks::evaluate_bpc(*best.model, corpus.val, 16).bpc;
   CHECK(result["test_bpc_at_best"].get<double>() == test_at_best);
   CHECK(result["best_val_bpc"].get<double>() == val_at_best);
   // The final model is another one, worse on validation.

@@ -14,6 +14,7 @@
 #include "groups/group.hpp"
 #include "models/model.hpp"
 #include "tests/train_test_utils.hpp"
+#include "tasks/vocab_record.hpp"
 #include "train/checkpoint.hpp"
 #include "train/run_config.hpp"
 #include "train/trainer.hpp"
@@ -139,5 +140,5 @@ TEST_CASE("vocab: encode and decode round-trip every byte") {
   const data::Vocab v = data::Vocab::from_text(all);
   CHECK(v.size() == 256);
   CHECK(v.decode(v.encode(all)) == all);
-  CHECK(train::vocab_from_json(train::vocab_to_json(v), "x") == v);
+  CHECK(tasks::vocab_from_json(tasks::vocab_to_json(v), "x") == v);
 }

@@ -28,7 +28,7 @@
 #include "tests/train_test_utils.hpp"
 #include "train/bench.hpp"
 #include "train/checkpoint.hpp"
-#include "train/evaluate.hpp"
+#include "tasks/evaluate.hpp"
 #include "train/trainer.hpp"
 
 using namespace liegrad;
@@ -337,7 +337,7 @@ TEST_CASE("write_checkpoint writes what load_model reads, from any training loop
   train::write_checkpoint(tmp / "ck.json", config, corpus.vocab, *model, 42);
   train::LoadedModel m = train::load_model(tmp / "ck.json");
   CHECK(m.step == 42);
-  CHECK(m.vocab == corpus.vocab);
+  CHECK(*m.task->text_vocab() == corpus.vocab);
   CHECK(m.config.at("model") == model->config());        // complete, defaults filled in
   CHECK(m.config.at("train").at("seq_len") == 16);
   CHECK(m.config.at("train").contains("optimizer"));      // the resolved run configuration
@@ -345,7 +345,7 @@ TEST_CASE("write_checkpoint writes what load_model reads, from any training loop
   const auto& b = m.model->parameters();
   REQUIRE(a.size() == b.size());
   for (size_t i = 0; i < a.size(); ++i) CHECK(a[i].var.value().to_vector() == b[i].var.value().to_vector());
-  CHECK(train::evaluate_bpc(*model, corpus.test, 16).bpc == train::evaluate_bpc(*m.model, corpus.test, 16).bpc);
+  CHECK(tasks::evaluate_bpc(*model, corpus.test, 16).bpc == tasks::evaluate_bpc(*m.model, corpus.test, 16).bpc);
 
   auto other = models::make_model<float>(config["model"], corpus.vocab.size() + 1, 5);
   CHECK_THROWS_AS(train::write_checkpoint(tmp / "bad.json", config, corpus.vocab, *other, 1), ValueError);

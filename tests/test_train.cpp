@@ -10,7 +10,7 @@
 #include "data/datasets.hpp"
 #include "tests/train_test_utils.hpp"
 #include "train/checkpoint.hpp"
-#include "train/evaluate.hpp"
+#include "tasks/evaluate.hpp"
 #include "train/trainer.hpp"
 
 using namespace liegrad;
@@ -31,7 +31,7 @@ TEST_CASE("a short run learns and writes config, metrics, checkpoints and result
   REQUIRE(losses.size() == 60);
   CHECK(losses.back()["loss"].get<double>() < 0.7 * losses.front()["loss"].get<double>());
   const json result = json::parse(test::read_text(tmp / "run/result.json"));
-  CHECK(result["val_bpc"].get<double>() == doctest::Approx(r.val_bpc));
+  CHECK(result["val_bpc"].get<double>() == doctest::Approx(r.scores["val_bpc"].get<double>()));
   CHECK(std::isfinite(result["test_bpc"].get<double>()));
   CHECK(result["val_bpc"].get<double>() < std::log2(20.0));  // better than uniform over the alphabet
   // The checkpoint reloads to the same evaluation: last.json holds the final weights, so
@@ -39,10 +39,10 @@ TEST_CASE("a short run learns and writes config, metrics, checkpoints and result
   train::LoadedModel m = train::load_model(tmp / "run/last.json");
   CHECK(m.step == 60);
   const data::Corpus corpus = data::load_text_file(tmp / "text.txt", 0.1, 0.1);
-  REQUIRE(m.vocab == corpus.vocab);
-  CHECK(train::evaluate_bpc(*m.model, corpus.val, 16).bpc == doctest::Approx(r.val_bpc).epsilon(1e-6));
-  CHECK(train::evaluate_bpc(*m.model, corpus.test, 16).bpc == doctest::Approx(r.test_bpc).epsilon(1e-6));
-  CHECK(r.val_bpc == doctest::Approx(result["val_bpc"].get<double>()));
+  REQUIRE(*m.task->text_vocab() == corpus.vocab);
+  CHECK(tasks::evaluate_bpc(*m.model, corpus.val, 16).bpc == doctest::Approx(r.scores["val_bpc"].get<double>()).epsilon(1e-6));
+  CHECK(tasks::evaluate_bpc(*m.model, corpus.test, 16).bpc == doctest::Approx(r.scores["test_bpc"].get<double>()).epsilon(1e-6));
+  CHECK(r.headline.find("val_bpc") == 0);
 }
 
 TEST_CASE("resuming reproduces the uninterrupted run's losses exactly") {

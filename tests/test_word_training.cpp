@@ -21,8 +21,9 @@
 #include "train/trainer.hpp"
 #include "autograd/tape.hpp"
 #include "models/osm_rnn.hpp"
-#include "train/word_diagnosis.hpp"
-#include "train/word_eval.hpp"
+#include "tasks/word_diagnosis.hpp"
+#include "tasks/words_task.hpp"
+#include "tasks/word_eval.hpp"
 
 using namespace liegrad;
 using nlohmann::json;
@@ -50,11 +51,11 @@ TEST_CASE("word scores: loss and per-position, whole-word and last-position accu
   Array<float> logits(Shape{2, 3, 4});
   for (int64_t i = 0; i < 24; ++i) logits[i] = z[static_cast<size_t>(i)];
   const std::vector<int32_t> targets = {0, 1, 2, 3, 1, 1};  // word 1 misses its middle position (tie goes to 0)
-  const train::WordScores s = train::score_words(logits, targets, 2, 3);
+  const tasks::WordScores s = tasks::score_words(logits, targets, 2, 3);
   CHECK(s.position_acc == doctest::Approx(5.0 / 6.0));
   CHECK(s.sequence_acc == doctest::Approx(0.5));
   CHECK(s.final_acc == doctest::Approx(1.0));
-  CHECK(train::count_correct(logits, targets) == 5);
+  CHECK(tasks::count_correct(logits, targets) == 5);
   double nll = 0;  // -log softmax, by hand
   for (int64_t r = 0; r < 6; ++r) {
     double sum = 0;
@@ -65,12 +66,12 @@ TEST_CASE("word scores: loss and per-position, whole-word and last-position accu
   // The training loss is the same per-position mean.
   CHECK(ag::cross_entropy(ag::Varf::constant(logits), targets).value().item() == doctest::Approx(s.loss).epsilon(1e-5));
   const std::vector<int32_t> last_wrong = {0, 1, 3, 3, 0, 2};
-  const train::WordScores w = train::score_words(logits, last_wrong, 2, 3);
+  const tasks::WordScores w = tasks::score_words(logits, last_wrong, 2, 3);
   CHECK(w.position_acc == doctest::Approx(4.0 / 6.0));
   CHECK(w.sequence_acc == doctest::Approx(0.0));
   CHECK(w.final_acc == doctest::Approx(0.0));
-  CHECK_THROWS_AS(train::score_words(logits, {0, 1, 2, 3, 4, 0}, 2, 3), ValueError);  // class 4 of 4
-  CHECK_THROWS_AS(train::score_words(logits, {0, 1, 2}, 1, 3), ShapeError);
+  CHECK_THROWS_AS(tasks::score_words(logits, {0, 1, 2, 3, 4, 0}, 2, 3), ValueError);  // class 4 of 4
+  CHECK_THROWS_AS(tasks::score_words(logits, {0, 1, 2}, 1, 3), ShapeError);
 }
 
 TEST_CASE("every model reads out one logit per class when classes differ from inputs") {
@@ -92,7 +93,7 @@ TEST_CASE("every model reads out one logit per class when classes differ from in
     words.T = T;
     words.inputs = in;
     words.targets = {6, 5, 4, 3, 2, 1, 0, 6, 5, 4};
-    const train::WordScores one = train::evaluate_words(*m, words, 1000), split = train::evaluate_words(*m, words, T);
+    const tasks::WordScores one = tasks::evaluate_words(*m, words, 1000), split = tasks::evaluate_words(*m, words, T);
     CHECK(one.loss == doctest::Approx(split.loss).epsilon(1e-6));
     CHECK(one.position_acc == doctest::Approx(split.position_acc));
     // A language model keeps C = V.
@@ -103,8 +104,8 @@ TEST_CASE("every model reads out one logit per class when classes differ from in
 TEST_CASE("word task configurations: bad values name the key and the value") {
   const json good = word_config("S5", {{"type", "lstm"}, {"hidden", 8}}, 4);
   const train::RunConfig rc = train::parse_run_config(good);
-  CHECK(rc.data.words());
-  CHECK(rc.data.eval_lengths == std::vector<int64_t>{8, 16});
+  CHECK(tasks::find_task_spec(rc.data.dataset).name == "words");
+  CHECK(rc.data.section["eval_lengths"] == json{8, 16});
   CHECK_FALSE(rc.resolved()["train"].contains("seq_len"));
   CHECK(train::parse_run_config(rc.resolved()).resolved() == rc.resolved());
   CHECK_FALSE(rc.resolved()["data"].contains("curriculum_steps"));  // off: resolved as before it existed
@@ -112,7 +113,7 @@ TEST_CASE("word task configurations: bad values name the key and the value") {
     json cur = good;
     cur["data"]["curriculum_steps"] = 500;
     const train::RunConfig rcc = train::parse_run_config(cur);
-    CHECK(rcc.data.curriculum_steps == 500);
+    CHECK(rcc.data.section["curriculum_steps"] == 500);
     CHECK(rcc.resolved()["data"]["max_len"] == rc.resolved()["data"]["max_len"]);
     CHECK(rcc.resolved()["data"]["curriculum_steps"] == 500);
     CHECK(train::parse_run_config(rcc.resolved()).resolved() == rcc.resolved());
@@ -151,7 +152,8 @@ TEST_CASE("a words:Z2 run leaves accuracies by length, reloads, and resumes bit 
   train::TrainOptions a;
   a.out_dir = tmp / "full";
   const train::TrainResult r = train::run_training(cfg, a);
-  REQUIRE(r.words.is_object());
+  REQUIRE(r.scores.is_object());
+  CHECK(r.headline.find("test_acc@16") != std::string::npos);
   const json result = json::parse(test::read_text(tmp / "full/result.json"));
   CHECK(result["classes"] == 2);
   CHECK(result["input_vocab"] == 2);
@@ -169,9 +171,10 @@ TEST_CASE("a words:Z2 run leaves accuracies by length, reloads, and resumes bit 
   CHECK(test::metrics_lines(tmp / "full", "bpc").empty());
   // The checkpoint rebuilds a 2-class model whose scores match result.json.
   const train::LoadedModel m = train::load_model(tmp / "full/last.json");
-  REQUIRE(m.words);
+  const data::WordTask* words = tasks::word_task_of(*m.task);
+  REQUIRE(words);
   CHECK(m.model->num_classes() == 2);
-  const auto again = train::evaluate_word_lengths(*m.model, *m.words, 3, data::WordSplit::Test, {8, 16}, 8);
+  const auto again = tasks::evaluate_word_lengths(*m.model, *words, 3, data::WordSplit::Test, {8, 16}, 8);
   CHECK(again[1].position_acc == result["test"][1]["position_acc"].get<double>());
   // A "vocab" that disagrees with the config is refused.
   json ckpt = train::read_checkpoint(tmp / "full/last.json");
@@ -279,9 +282,9 @@ TEST_CASE("the OSM-RNN with token drive learns parity at its training length") {
   train::TrainOptions opt;
   opt.out_dir = tmp / "run";
   const train::TrainResult r = train::run_training(cfg, opt);
-  CHECK(r.words["val"]["position_acc"].get<double>() > 0.99);
-  CHECK(r.words["test"][0]["position_acc"].get<double>() > 0.99);
-  CHECK(r.words["steps_to_99"].is_number_integer());
+  CHECK(r.scores["val"]["position_acc"].get<double>() > 0.99);
+  CHECK(r.scores["test"][0]["position_acc"].get<double>() > 0.99);
+  CHECK(r.scores["steps_to_99"].is_number_integer());
 }
 
 namespace {
@@ -339,7 +342,7 @@ TEST_CASE("the token-drive OSM-RNN holds S3 exactly at any length with the solut
   for (int64_t i = 0; i < 3; ++i)
     for (int64_t k = 0; k < 3; ++k) mix.at(i, k) = i == k ? static_cast<float>(M_PI) : 0.0f;
   m->find_parameter("log_tau")->var.value()[0] = 3.0f;
-  const auto scores = train::evaluate_word_lengths(*m, task, 5, data::WordSplit::Test, {64, 4096}, 4);
+  const auto scores = tasks::evaluate_word_lengths(*m, task, 5, data::WordSplit::Test, {64, 4096}, 4);
   for (const auto& s : scores) {
     CAPTURE(s.length);
     CHECK(s.position_acc == 1.0);
@@ -391,7 +394,7 @@ TEST_CASE("command line: train, eval and plot a words:Z2 run, and one-line error
                                   "data.eval_lengths=[64,100000]"},
                                  tmp.path.string()),
                {"data.eval_lengths", "100000"});
-  expect_error(test::run_liegrad({"sample", "--checkpoint", tmp / "run/last.json"}, tmp.path.string()), {"group word"});
+  expect_error(test::run_liegrad({"sample", "--checkpoint", tmp / "run/last.json"}, tmp.path.string()), {"generates no text"});
 }
 
 namespace {
@@ -493,7 +496,7 @@ TEST_CASE("tied readout: the prototypes are the transitions, and a representatio
         6, 1, 6);
     tied->find_parameter("embed")->var.value() = exact->find_parameter("embed")->var.value();
     tied->find_parameter("log_tau")->var.value()[0] = 3.0f;
-    const auto d = train::diagnose_word_model(*tied, task, 5, {64, 4096}, 4);
+    const auto d = tasks::diagnose_word_model(*tied, task, 5, {64, 4096}, 4);
     REQUIRE(d.has_value());
     for (const auto& p : d->drift) {
       CAPTURE(p.length);
@@ -528,12 +531,12 @@ TEST_CASE("defect spectrum: a representation on three directions and arbitrary r
     N.at(v, 4, 3) = static_cast<float>(std::sin(a));
     N.at(v, 4, 4) = static_cast<float>(std::cos(a));
   }
-  const train::WordDiagnosis d = train::transition_defects(task, N);
+  const tasks::WordDiagnosis d = tasks::transition_defects(task, N);
   REQUIRE(d.defect_spectrum.size() == 5);
   CHECK(std::is_sorted(d.defect_spectrum.begin(), d.defect_spectrum.end()));
   CHECK(d.exact_dims == 3);
   CHECK(d.exact_rms_defect < 1e-6);
-  CHECK(d.rest_rms_defect > train::kExactDirection);
+  CHECK(d.rest_rms_defect > tasks::kExactDirection);
   CHECK(d.homomorphism_defect_max > 0.5);  // the whole-matrix defect cannot tell the two parts apart
   REQUIRE(d.exact_basis.size() == 15);
   for (int64_t i = 3; i < 5; ++i)
@@ -575,7 +578,7 @@ TEST_CASE("word diagnosis: an exact solution has no defect and no drift; a pertu
   const data::WordTask task("S3");
   const std::vector<int64_t> lengths = {64, 4096};
   auto exact = s3_element_solution(task, 0.0);
-  const auto d = train::diagnose_word_model(*exact, task, 5, lengths, 4);
+  const auto d = tasks::diagnose_word_model(*exact, task, 5, lengths, 4);
   REQUIRE(d.has_value());
   CHECK(d->state_independent);
   CHECK(d->pairs == 36);  // inputs are all 6 elements: every product is an input
@@ -592,7 +595,7 @@ TEST_CASE("word diagnosis: an exact solution has no defect and no drift; a pertu
   CHECK(d->exact_rms_defect < 1e-5);
   for (const auto& p : d->drift) CHECK(p.on_exact_subspace < 1e-3);
   auto off = s3_element_solution(task, 0.05);
-  const auto e = train::diagnose_word_model(*off, task, 5, lengths, 4);
+  const auto e = tasks::diagnose_word_model(*off, task, 5, lengths, 4);
   REQUIRE(e.has_value());
   CHECK(e->homomorphism_defect_max > 0.02);
   CHECK(e->order_defect_max > 0.02);
@@ -602,11 +605,11 @@ TEST_CASE("word diagnosis: an exact solution has no defect and no drift; a pertu
   CHECK(e->drift[1].on_exact_subspace > e->drift[0].on_exact_subspace);
   // A relative-drive model has no transitions: drift only.
   auto rel = models::make_model<float>(json{{"type", "osm_rnn"}, {"group", "SO(3)"}}, 6, 1, 6);
-  const auto r = train::diagnose_word_model(*rel, task, 5, lengths, 2);
+  const auto r = tasks::diagnose_word_model(*rel, task, 5, lengths, 2);
   REQUIRE(r.has_value());
   CHECK_FALSE(r->state_independent);
   CHECK(r->drift.size() == 2);
   // Not an OSM-RNN: no diagnosis.
   auto lstm = models::make_model<float>(json{{"type", "lstm"}, {"hidden", 4}}, 6, 1, 6);
-  CHECK_FALSE(train::diagnose_word_model(*lstm, task, 5, lengths, 2).has_value());
+  CHECK_FALSE(tasks::diagnose_word_model(*lstm, task, 5, lengths, 2).has_value());
 }

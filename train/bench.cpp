@@ -18,7 +18,7 @@
 #include "core/profile.hpp"
 #include "core/rng.hpp"
 #include "data/datasets.hpp"
-#include "data/group_words.hpp"
+#include "tasks/registry.hpp"
 #include "groups/expm.hpp"
 #include "groups/expm_kernel.hpp"
 #include "models/model.hpp"
@@ -35,13 +35,6 @@ namespace liegrad::train {
 namespace {
 
 using namespace bench_detail;
-
-int64_t vocab_of(const DataConfig& d, const std::string& data_dir) {
-  if (d.words()) return data::WordTask(data::word_group_of(d.dataset), d.inputs).input_vocab();
-  if (d.dataset == "tinyshakespeare") return 65;
-  if (d.dataset == "ptb_char") return 50;
-  return data::load_corpus(d.dataset, data_dir, d.val_frac, d.test_frac).vocab.size();
-}
 
 // State tensors per parameter of the configured optimizer, for its traffic (models/roofline.hpp).
 int optimizer_states(const TrainConfig& t) {
@@ -75,10 +68,12 @@ BenchResult bench_training(const nlohmann::json& config, const BenchOptions& opt
   const TrainConfig& t = rc.train;
   const int threads = opt.threads > 0 ? opt.threads : t.threads;
   set_num_threads(threads);
-  const int64_t V = vocab_of(rc.data, opt.data_dir);
-  // Group words: |G| classes (>= V, so the synthetic targets below stay in range),
-  // windows of the longest training word.
-  const int64_t C = rc.data.words() ? data::WordTask(data::word_group_of(rc.data.dataset)).classes() : 0;
+  // The task sizes the model and its windows (the longest training sequence); a
+  // classification task's classes are at least V, so the synthetic targets below stay in
+  // range. Known corpora are sized without reading their data.
+  const auto task = tasks::make_task({rc.data.section, opt.data_dir});
+  const int64_t V = task->input_vocab();
+  const int64_t C = task->classes();
   auto model = models::make_model<float>(rc.model, V, t.seed, C);
   if (!opt.checkpoint.empty()) {
     const nlohmann::json ckpt = read_checkpoint(opt.checkpoint);
@@ -87,7 +82,7 @@ BenchResult bench_training(const nlohmann::json& config, const BenchOptions& opt
   auto optimizer = optim::make_optimizer<float>(t.optimizer, model->parameters(), t.optimizer_options);
   models::RecurrentState<float> state;
   const bool recurrent = model->recurrent();
-  const int64_t B = t.batch, T_ = rc.data.words() ? rc.data.max_len : t.seq_len;
+  const int64_t B = t.batch, T_ = task->window(rc.task_settings());
   Rng rng(t.seed + 7);
   std::vector<int32_t> stream(static_cast<size_t>(B * (T_ + 1)));
 

@@ -16,6 +16,8 @@
 #include "core/alloc_limit.hpp"
 #include "core/errors.hpp"
 #include "groups/group.hpp"
+#include "tasks/registry.hpp"
+#include "tasks/vocab_record.hpp"
 #include "train/run_config.hpp"
 
 namespace liegrad::train {
@@ -133,52 +135,12 @@ void parameters_from_json(models::Model<float>& model, const nlohmann::json& par
     throw ValueError(source + ": parameter '" + printable(by_name.begin()->first) + "' is not part of the configured model");
 }
 
-nlohmann::json vocab_to_json(const data::Vocab& vocab) {
-  nlohmann::json a = nlohmann::json::array();
-  for (char c : vocab.symbols()) a.push_back(static_cast<int>(static_cast<unsigned char>(c)));
-  return a;
-}
-
-data::Vocab vocab_from_json(const nlohmann::json& j, const std::string& source) {
-  if (!j.is_array() || j.empty()) throw IoError(source + ": \"vocab\" must be a non-empty array of byte values");
-  std::string symbols;
-  for (const auto& b : j) {
-    // int64_t, not int: a large integer must not wrap around into 0..255.
-    if (!b.is_number_integer() || b.get<int64_t>() < 0 || b.get<int64_t>() > 255)
-      throw IoError(source + ": \"vocab\" holds " + b.dump() + ", not a byte value 0..255");
-    symbols.push_back(static_cast<char>(b.get<int64_t>()));
-  }
-  try {
-    return data::Vocab::from_symbols(symbols);
-  } catch (const ValueError& e) {
-    throw IoError(source + ": \"vocab\" is not a valid vocabulary: " + e.what());
-  }
-}
-
-nlohmann::json word_vocab_to_json(const data::WordTask& task) {
-  return {{"task", "words:" + task.group().name()},
-          {"inputs", task.inputs()},
-          {"input_vocab", task.input_vocab()},
-          {"classes", task.classes()}};
-}
-
-std::shared_ptr<data::WordTask> word_task_of(const nlohmann::json& config, const nlohmann::json* vocab,
-                                             const std::string& source) {
-  const RunConfig rc = parse_run_config(config);
-  if (!rc.data.words()) return nullptr;
-  auto task = std::make_shared<data::WordTask>(data::word_group_of(rc.data.dataset), rc.data.inputs);
-  if (vocab && *vocab != word_vocab_to_json(*task))
-    throw IoError(source + ": \"vocab\" " + vocab->dump() + " does not match the word task of its config (" +
-                  word_vocab_to_json(*task).dump() + ")");
-  return task;
-}
-
 nlohmann::json checkpoint_json(const nlohmann::json& config, const data::Vocab& vocab, models::Model<float>& model,
                                int64_t step) {
   if (vocab.size() != model.vocab_size())
     throw ValueError("checkpoint: the vocabulary has " + std::to_string(vocab.size()) + " symbols but the model " +
                      std::to_string(model.vocab_size()));
-  return checkpoint_json(config, vocab_to_json(vocab), model, step);
+  return checkpoint_json(config, tasks::vocab_to_json(vocab), model, step);
 }
 
 nlohmann::json checkpoint_json(const nlohmann::json& config, const nlohmann::json& vocab_record,
@@ -225,9 +187,11 @@ nlohmann::json parse_checkpoint(const std::string& text, const std::string& path
   return j;
 }
 
-LoadedModel load_model(const std::string& path) { return load_model(read_checkpoint(path), path); }
+LoadedModel load_model(const std::string& path, const std::string& data_dir) {
+  return load_model(read_checkpoint(path), path, data_dir);
+}
 
-LoadedModel load_model(const nlohmann::json& j, const std::string& path) {
+LoadedModel load_model(const nlohmann::json& j, const std::string& path, const std::string& data_dir) {
   const std::string source = "checkpoint '" + path + "'";
   LoadedModel m;
   m.config = j.at("config");
@@ -235,8 +199,8 @@ LoadedModel load_model(const nlohmann::json& j, const std::string& path) {
   if (!j.at("step").is_number_integer() || j.at("step").get<int64_t>() < 0)
     throw IoError(source + ": \"step\" is " + j.at("step").dump() + ", not a step number");
   m.step = j.at("step").get<int64_t>();
-  m.words = word_task_of(m.config, &j.at("vocab"), source);
-  if (!m.words) m.vocab = vocab_from_json(j.at("vocab"), source);
+  const RunConfig rc = parse_run_config(m.config);
+  m.task = tasks::make_task({rc.data.section, data_dir, &j.at("vocab"), source});
   {
     // The model must match the values the file holds, so it may not be much larger:
     // a small hostile file cannot make liegrad allocate gigabytes.
@@ -248,10 +212,7 @@ LoadedModel load_model(const nlohmann::json& j, const std::string& path) {
     const AllocationLimit limit(4 * held + (int64_t(1) << 20),
                                 source + ": the configured model is far larger than the " + std::to_string(held) +
                                     " parameter values the file holds");
-    if (m.words)
-      m.model = models::make_model<float>(m.config.at("model"), m.words->input_vocab(), 0, m.words->classes());
-    else
-      m.model = models::make_model<float>(m.config.at("model"), m.vocab.size(), 0);
+    m.model = models::make_model<float>(m.config.at("model"), m.task->input_vocab(), 0, m.task->classes());
   }
   parameters_from_json(*m.model, j.at("parameters"), source);
   return m;

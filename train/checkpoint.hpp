@@ -12,9 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/group_words.hpp"
 #include "data/vocab.hpp"
 #include "models/model.hpp"
+#include "tasks/task.hpp"
 
 namespace liegrad::train {
 
@@ -31,27 +31,12 @@ nlohmann::json parameters_to_json(models::Model<float>& model);
 // model's shape (ValueError naming the parameter otherwise; `source` names the file).
 void parameters_from_json(models::Model<float>& model, const nlohmann::json& params, const std::string& source);
 
-// The vocabulary as JSON: the byte value of each symbol in id order (an array of
-// integers, so any byte, ASCII or not, survives JSON's UTF-8 strings).
-nlohmann::json vocab_to_json(const data::Vocab& vocab);
-// Throws IoError naming `source` for anything but an array of distinct bytes.
-data::Vocab vocab_from_json(const nlohmann::json& j, const std::string& source);
-
-// The "vocab" record of a group word run: {"task": "words:S5", "inputs": "all",
-// "input_vocab": V, "classes": C}.
-nlohmann::json word_vocab_to_json(const data::WordTask& task);
-// The word task of a run configuration whose data.dataset is "words:<group>", or
-// null for a language model. Checks a checkpoint's "vocab" record against it when
-// `vocab` is given (IoError naming `source` on a mismatch).
-std::shared_ptr<data::WordTask> word_task_of(const nlohmann::json& config, const nlohmann::json* vocab,
-                                             const std::string& source);
 // The fields every checkpoint has: format, version, config (with its "model" section
 // replaced by model.config(), the complete model configuration), vocab, step and
 // parameters. The trainer adds the optimizer and data state for resuming.
 nlohmann::json checkpoint_json(const nlohmann::json& config, const data::Vocab& vocab, models::Model<float>& model,
                                int64_t step);
-// The same with the "vocab" record given as written (vocab_to_json or
-// word_vocab_to_json): the one place these fields are assembled, for write_checkpoint
+// The same with the "vocab" record given as written (Task::vocab_record): the one place these fields are assembled, for write_checkpoint
 // and the trainer's checkpoints alike.
 nlohmann::json checkpoint_json(const nlohmann::json& config, const nlohmann::json& vocab_record,
                                models::Model<float>& model, int64_t step);
@@ -71,16 +56,16 @@ nlohmann::json parse_checkpoint(const std::string& text, const std::string& path
 
 struct LoadedModel {
   std::unique_ptr<models::Model<float>> model;
-  data::Vocab vocab;                       // language models (empty for word tasks)
-  std::shared_ptr<data::WordTask> words;   // group word runs (null for language models)
+  std::shared_ptr<tasks::Task> task;  // the run's task, its vocabulary from the checkpoint
   nlohmann::json config;  // the run configuration stored in the checkpoint
   int64_t step = 0;
 };
-// Rebuilds the model from the checkpoint's config and loads its parameters. Every
+// Rebuilds the task and the model from the checkpoint's config and loads its parameters
+// (a text task loads its corpus only when asked to score a split; data_dir says where). Every
 // fault is a typed liegrad::Error naming the file; a configured model much larger than
 // the values the file holds is refused before it is allocated (core/alloc_limit.hpp).
-LoadedModel load_model(const std::string& path);
+LoadedModel load_model(const std::string& path, const std::string& data_dir = "");
 // The same for a checkpoint already read and checked (read_checkpoint, parse_checkpoint).
-LoadedModel load_model(const nlohmann::json& checkpoint, const std::string& path);
+LoadedModel load_model(const nlohmann::json& checkpoint, const std::string& path, const std::string& data_dir = "");
 
 }  // namespace liegrad::train

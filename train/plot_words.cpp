@@ -11,7 +11,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.hpp"
-#include "data/group_words.hpp"
 #include "train/xml_escape.hpp"
 
 namespace liegrad::train {
@@ -57,12 +56,11 @@ Curve read_curve(const std::string& dir, const std::string& metric) {
 
 }  // namespace
 
-bool is_word_run(const std::string& dir) {
+bool scored_by_length(const std::string& dir) {
   const fs::path file = fs::path(dir) / "config.json";
   if (!fs::exists(file)) return false;
   const nlohmann::json j = read_json(file);
-  return j.contains("data") && j["data"].is_object() &&
-         data::is_word_dataset(j["data"].value("dataset", std::string()));
+  return j.contains("data") && j["data"].is_object() && j["data"].contains("eval_lengths");
 }
 
 std::string plot_word_accuracy_svg(const std::vector<std::string>& run_dirs, const std::string& title,

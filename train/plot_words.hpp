@@ -10,9 +10,9 @@
 
 namespace liegrad::train {
 
-// True when DIR/config.json names a group word dataset; false when it names
-// another dataset or does not exist.
-bool is_word_run(const std::string& dir);
+// True when the run in DIR is scored by length: its DIR/config.json's data section
+// has "eval_lengths" (group word runs); false otherwise or when it does not exist.
+bool scored_by_length(const std::string& dir);
 
 // metric: "position_acc", "sequence_acc" or "final_acc" (ValueError otherwise).
 // Throws IoError naming a run directory without a readable result.json holding

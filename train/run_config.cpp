@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "core/errors.hpp"
-#include "data/group_words.hpp"
+#include "tasks/registry.hpp"
 #include "core/config.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/schedule.hpp"
@@ -36,47 +36,6 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& path)
   }
 }
 
-bool DataConfig::words() const { return data::is_word_dataset(dataset); }
-
-namespace {
-
-// The data keys of a group word task ("words:<group>", data/group_words.hpp).
-void parse_word_data(ConfigReader& d, DataConfig& c) {
-  c.inputs = d.get_string("inputs", c.inputs, {"all", "generators"});
-  try {
-    data::WordTask(data::word_group_of(c.dataset), c.inputs);
-  } catch (const ValueError& e) {
-    throw ConfigError("data.dataset: " + std::string(e.what()));
-  }
-  c.min_len = d.get_int("min_len", c.min_len, 1, data::kMaxWordLength);
-  c.max_len = d.get_int("max_len", c.max_len, 1, data::kMaxWordLength);
-  if (c.min_len > c.max_len)
-    throw ConfigError("data.min_len: " + std::to_string(c.min_len) + " is above data.max_len = " +
-                      std::to_string(c.max_len));
-  if (d.has("eval_lengths")) {
-    const nlohmann::json& v = d.json().at("eval_lengths");
-    if (!v.is_array() || v.empty())
-      throw ConfigError("data.eval_lengths: expected a non-empty array of word lengths, e.g. [64, 128], got " + v.dump());
-    c.eval_lengths.clear();
-    for (const auto& x : v) {
-      if (!x.is_number_integer())
-        throw ConfigError("data.eval_lengths: expected integer lengths, got " + x.dump());
-      try {
-        data::check_word_length(x.get<int64_t>(), "data.eval_lengths");
-      } catch (const ValueError& e) {
-        throw ConfigError(e.what());
-      }
-      c.eval_lengths.push_back(x.get<int64_t>());
-    }
-  }
-  d.allow({"eval_lengths"});
-  c.curriculum_steps = d.get_int("curriculum_steps", c.curriculum_steps, 0);
-  c.val_sequences = d.get_int("val_sequences", c.val_sequences, 1, 1000000);
-  c.test_sequences = d.get_int("test_sequences", c.test_sequences, 1, 1000000);
-}
-
-}  // namespace
-
 void apply_overrides(nlohmann::json& config, const std::vector<std::string>& sets) {
   for (const auto& s : sets) {
     const size_t eq = s.find('=');
@@ -98,19 +57,8 @@ RunConfig parse_run_config(const nlohmann::json& j) {
 
   ConfigReader d(j.value("data", nlohmann::json::object()), "data");
   rc.data.dataset = d.get_string("dataset", rc.data.dataset);
-  if (rc.data.words()) {
-    parse_word_data(d, rc.data);
-  } else {
-    if (rc.data.dataset != "tinyshakespeare" && rc.data.dataset != "ptb_char" && rc.data.dataset.rfind("text:", 0) != 0)
-      throw ConfigError("data.dataset: unknown dataset '" + printable(rc.data.dataset) +
-                        "' (expected \"tinyshakespeare\", \"ptb_char\", \"text:<path>\" or \"words:<group>\")" +
-                        (nearest_word(rc.data.dataset, {"tinyshakespeare", "ptb_char"}).empty()
-                             ? ""
-                             : "; did you mean '" + nearest_word(rc.data.dataset, {"tinyshakespeare", "ptb_char"}) + "'?"));
-    rc.data.val_frac = d.get_double("val_frac", rc.data.val_frac, 0.0, 0.999);
-    rc.data.test_frac = d.get_double("test_frac", rc.data.test_frac, 0.0, 0.999);
-    if (rc.data.val_frac <= 0) throw ConfigError("data.val_frac: must be > 0 (a validation split is needed)");
-  }
+  const tasks::TaskSpec& task = tasks::find_task_spec(rc.data.dataset);
+  rc.data.section = task.parse_data(d, rc.data.dataset);
   d.allow({"comment"});
   d.finish();
 
@@ -118,9 +66,8 @@ RunConfig parse_run_config(const nlohmann::json& j) {
   TrainConfig& c = rc.train;
   c.steps = t.get_int("steps", c.steps, 1);
   c.batch = t.get_int("batch", c.batch, 1);
-  if (rc.data.words() && t.has("seq_len"))
-    throw ConfigError("train.seq_len: not used by group word tasks (" + rc.data.dataset +
-                      "); set the word lengths with data.min_len and data.max_len");
+  for (const auto& [key, hint] : task.unused_train_keys)
+    if (t.has(key)) throw ConfigError("train." + key + ": not used by " + rc.data.dataset + " (" + hint + ")");
   c.seq_len = t.get_int("seq_len", c.seq_len, 1);
   c.optimizer = t.get_string("optimizer", c.optimizer, optim::optimizer_names());
   if (t.has("lr") && t.json().at("lr").is_number() && t.json().at("lr").get<double>() <= 0)
@@ -171,14 +118,7 @@ RunConfig parse_run_config(const nlohmann::json& j) {
 nlohmann::json RunConfig::resolved() const {
   nlohmann::json j;
   j["model"] = model;
-  if (data.words())
-    j["data"] = {{"dataset", data.dataset},         {"inputs", data.inputs},
-                 {"min_len", data.min_len},         {"max_len", data.max_len},
-                 {"eval_lengths", data.eval_lengths}, {"val_sequences", data.val_sequences},
-                 {"test_sequences", data.test_sequences}};
-  else
-    j["data"] = {{"dataset", data.dataset}, {"val_frac", data.val_frac}, {"test_frac", data.test_frac}};
-  if (data.words() && data.curriculum_steps > 0) j["data"]["curriculum_steps"] = data.curriculum_steps;  // older runs resolve as before
+  j["data"] = data.section;
   nlohmann::json t = {{"steps", train.steps},
                       {"batch", train.batch},
                       {"seq_len", train.seq_len},
@@ -198,9 +138,18 @@ nlohmann::json RunConfig::resolved() const {
   for (const ParamPin& p : train.pins)                                      // likewise
     t["pin"].push_back({{"param", p.param}, {"value", p.value}, {"from_step", p.from_step}});
   for (auto it = train.optimizer_options.begin(); it != train.optimizer_options.end(); ++it) t[it.key()] = it.value();
-  if (data.words()) t.erase("seq_len");  // word lengths come from the data section
+  for (const auto& [key, hint] : tasks::find_task_spec(data.dataset).unused_train_keys) t.erase(key);
   j["train"] = t;
   return j;
+}
+
+tasks::RunSettings RunConfig::task_settings() const {
+  tasks::RunSettings s;
+  s.batch = train.batch;
+  s.seq_len = train.seq_len;
+  s.seed = train.seed;
+  s.eval_tokens = train.eval_tokens;
+  return s;
 }
 
 }  // namespace liegrad::train

@@ -2,9 +2,7 @@
 // document with three sections (every key is documented in docs/training.md):
 //
 //   { "model": { "type": "osmformer", ... },                      models/ keys
-//     "data":  { "dataset": "tinyshakespeare", "val_frac", "test_frac" }
-//           or { "dataset": "words:S5", "inputs", "min_len", "max_len", "eval_lengths",
-//                "val_sequences", "test_sequences" }                (group words),
+//     "data":  { "dataset": "tinyshakespeare", ... }   the task kind's keys (tasks/),
 //     "train": { "steps", "batch", "seq_len", "optimizer", "lr", "beta1", "beta2",
 //                "eps", "weight_decay", "momentum", "nesterov", "reorth_every",
 //                "schedule", "warmup", "min_lr_frac", "clip", "eval_interval",
@@ -21,21 +19,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tasks/task.hpp"
+
 namespace liegrad::train {
 
+// The data section: the dataset, which picks the task kind (tasks/registry.hpp), and
+// the section as that kind resolved it, every default filled in.
 struct DataConfig {
-  std::string dataset = "tinyshakespeare";  // or "ptb_char", "text:<path>", "words:<group>"
-  double val_frac = 0.05, test_frac = 0.05;  // for text:<path> corpora
-  // Group word tasks (data/group_words.hpp) only:
-  std::string inputs = "all";           // input symbols: "all" elements or the "generators"
-  int64_t min_len = 1, max_len = 64;    // training word lengths, uniform per batch
-  // Length curriculum: over the first curriculum_steps batches the longest drawn length
-  // grows linearly from min_len to max_len (data/group_words.hpp); 0 = off.
-  int64_t curriculum_steps = 0;
-  std::vector<int64_t> eval_lengths = {64, 128, 256, 512, 1024};  // final test lengths
-  int64_t val_sequences = 256;          // validation words (of length max_len) per evaluation
-  int64_t test_sequences = 100;         // test words per evaluation length
-  bool words() const;                   // dataset is "words:<group>"
+  std::string dataset = "tinyshakespeare";
+  nlohmann::json section;  // {"dataset": ..., the task kind's own keys}
 };
 
 // train.pin entry: from step `from_step` on (0-based: steps from_step, from_step + 1, ...)
@@ -49,7 +41,7 @@ struct ParamPin {
 };
 
 struct TrainConfig {
-  int64_t steps = 2000, batch = 32, seq_len = 128;  // seq_len: not used by group word tasks
+  int64_t steps = 2000, batch = 32, seq_len = 128;  // seq_len: the training window of text tasks
   std::string optimizer = "adamw";
   double lr = 3e-3;
   nlohmann::json optimizer_options = nlohmann::json::object();  // beta1, beta2, eps, weight_decay, ...
@@ -81,6 +73,8 @@ struct RunConfig {
   // The whole configuration with every default filled in (model defaults are filled
   // in when the model is built).
   nlohmann::json resolved() const;
+  // What the task is told of the train section.
+  tasks::RunSettings task_settings() const;
 };
 
 // Validates and parses a configuration document.

@@ -1,20 +1,15 @@
-// The training loop behind `liegrad train`: data, model, optimizer and schedule
-// from a RunConfig; metrics to DIR/metrics.jsonl; validation every eval_interval
-// steps; DIR/best.json (best validation) and DIR/last.json (latest) checkpoints;
-// final validation and test BPC in DIR/result.json, beside the best checkpoint's.
-// With train.patience, the run stops early after that many evaluations without a new
-// best validation BPC; such a run is finished (resuming it trains no further).
+// The training loop behind `liegrad train` and `liegrad.train`: the task, model,
+// optimizer and schedule from a RunConfig; metrics to DIR/metrics.jsonl; an interim
+// evaluation every eval_interval steps; DIR/best.json (best selection criterion) and
+// DIR/last.json (latest) checkpoints; the final evaluation in DIR/result.json, the task's
+// scores beside the run's figures. What is trained on and how it is scored is the
+// task's (tasks/task.hpp: text language modelling, group words, or a registered kind);
+// the loop itself is the same for every task. With train.patience, the run stops early
+// after that many evaluations without a new best; such a run is finished (resuming it
+// trains no further).
 //
-// Group word tasks (data.dataset "words:<group>", data/group_words.hpp) train every
-// model the same way on fresh random words (no state carried between batches), with
-// the cross-entropy of the running product at every position; validation reports
-// loss and accuracy at length data.max_len, the final evaluation accuracy at every
-// data.eval_lengths (train/word_eval.hpp), and the best checkpoint is the one with
-// the lowest validation loss.
-//
-// Transformers train on random windows; recurrent models on consecutive windows
-// of B parallel lanes with their state carried across windows (truncated
-// back-propagation through time) and reset at each new pass over the data.
+// The run directory is locked for the run's life (train/run_directory.hpp): a second
+// writer is refused in one line naming the process that holds it.
 //
 // Nothing is lost: checkpoints are written atomically; a non-finite loss or
 // gradient stops the run (NumericError) before the optimizer step, leaving the
@@ -47,7 +42,8 @@ struct StepReport {
   double loss = 0;           // this step's training loss (nats per symbol)
   double lr = 0;
   double grad_norm = 0;      // before clipping
-  double val_bpc = -1;       // the interim validation BPC when this step evaluated, else -1
+  double val_bpc = -1;       // the interim evaluation's criterion (validation BPC for text,
+                             // loss for group words) when this step evaluated, else -1
 };
 
 struct TrainOptions {
@@ -72,12 +68,11 @@ struct TrainOptions {
 struct TrainResult {
   int64_t steps_done = 0;
   bool interrupted = false;
-  double val_bpc = 0, test_bpc = 0;   // final, over the whole splits (not set when interrupted)
-  // Group word tasks: {"val": scores, "test": [scores per length], "steps_to_99": step or
-  // null} (WordScores::to_json); null for language models and when interrupted.
-  nlohmann::json words;
-  double best_val_bpc = 0;             // best.json over the whole validation split
-  double test_bpc_at_best = 0;         // best.json over the whole test split
+  // The task's scores, as in result.json (text: val_bpc, test_bpc, best_val_bpc,
+  // test_bpc_at_best; group words: val, test by length, steps_to_99, ...); null when
+  // interrupted.
+  nlohmann::json scores;
+  std::string headline;                // the task's short closing line ("val_bpc 1.52 test_bpc 1.50")
   int64_t best_step = -1;
   bool stopped_early = false;          // train.patience ended the run before train.steps
   int64_t parameters = 0;

@@ -28,7 +28,7 @@
 #include "optim/optimizer.hpp"
 #include "so3u1_rnn.hpp"
 #include "train/checkpoint.hpp"
-#include "train/evaluate.hpp"
+#include "tasks/evaluate.hpp"
 
 using namespace liegrad;
 
@@ -113,13 +113,13 @@ int main(int argc, char** argv) {
     std::printf("mean loss of the first %lld steps %.4f, of the last %lld %.4f\n", static_cast<long long>(window),
                 first, static_cast<long long>(window), last);
 
-    const double test_bpc = train::evaluate_bpc(*model, corpus.test, T).bpc;
+    const double test_bpc = tasks::evaluate_bpc(*model, corpus.test, T).bpc;
     std::filesystem::create_directories(out);
     const std::string ckpt = out + "/so3u1.json";
     train::write_checkpoint(ckpt, config, corpus.vocab, *model, steps);
     // Reload as `liegrad eval` does (make_model from the stored config, then the values).
     train::LoadedModel reloaded = train::load_model(ckpt);
-    const double reloaded_bpc = train::evaluate_bpc(*reloaded.model, corpus.test, T).bpc;
+    const double reloaded_bpc = tasks::evaluate_bpc(*reloaded.model, corpus.test, T).bpc;
     std::printf("test BPC %.6f (reloaded checkpoint: %.6f); checkpoint %s\n", test_bpc, reloaded_bpc, ckpt.c_str());
     train::write_json_atomic(out + "/result.json", {{"test_bpc", test_bpc},
                                                    {"first_loss", first},

@@ -6,7 +6,7 @@
 //   2. train::run_training: an OSM-RNN on SO(4) with linear mixing, 80 AdamW steps on
 //      text:DIR/text.txt, writing DIR/run/last.json (docs/checkpoint.md);
 //   3. train::load_model rebuilds the model from the checkpoint alone and
-//      train::evaluate_bpc scores the whole text in bits per character; the state is
+//      tasks::evaluate_bpc scores the whole text in bits per character; the state is
 //      also streamed through the text to measure its defect (distance from SO(4));
 //   4. the same with renormalize_every 0 (no Newton-Schulz step), into DIR/run0;
 //   5. writes DIR/tutorial08.json {checkpoint, text, bpc, unrenormalised} for the numpy reader.
@@ -26,7 +26,7 @@
 #include "groups/group.hpp"
 #include "models/model.hpp"
 #include "train/checkpoint.hpp"
-#include "train/evaluate.hpp"
+#include "tasks/evaluate.hpp"
 #include "train/trainer.hpp"
 #include "tutorial.hpp"
 
@@ -76,10 +76,11 @@ int main(int argc, char** argv) {
     // Everything below uses the checkpoint file only.
     run.checkpoint = (dir / name / "last.json").string();
     train::LoadedModel loaded = train::load_model(run.checkpoint);
-    const std::vector<int32_t> ids = loaded.vocab.encode(data::read_file_bytes(text_path));
+    const data::Vocab& vocab = *loaded.task->text_vocab();  // the run read text
+    const std::vector<int32_t> ids = vocab.encode(data::read_file_bytes(text_path));
     const int64_t T = config["train"]["seq_len"].get<int64_t>();
-    const train::EvalResult eval = train::evaluate_bpc(*loaded.model, ids, T);
-    run.step = loaded.step, run.symbols = loaded.vocab.size(), run.predictions = eval.predictions, run.bpc = eval.bpc;
+    const tasks::EvalResult eval = tasks::evaluate_bpc(*loaded.model, ids, T);
+    run.step = loaded.step, run.symbols = vocab.size(), run.predictions = eval.predictions, run.bpc = eval.bpc;
     const auto g = groups::make_group("SO(4)");
     ag::NoGrad no_grad;
     models::RecurrentState<float> state;
@@ -103,7 +104,7 @@ int main(int argc, char** argv) {
       "trained %lld steps, %lld parameters: training loss %.3f -> %.3f nats/char (mean of 10 steps), "
       "validation %.3f BPC\n",
       static_cast<long long>(run.result.steps_done), static_cast<long long>(run.result.parameters), first, last,
-      run.result.val_bpc);
+      run.result.scores["val_bpc"].get<double>());
   check("training_lowers_the_loss", "last_over_first", last / first, 0.9);
   const double uniform = std::log2(static_cast<double>(run.symbols));
   std::printf("reloaded %s (step %lld, %lld symbols): %.6f BPC over %lld predictions; uniform guessing %.3f\n",

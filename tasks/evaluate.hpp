@@ -11,7 +11,7 @@
 
 #include "models/model.hpp"
 
-namespace liegrad::train {
+namespace liegrad::tasks {
 
 struct EvalResult {
   double bpc = 0;
@@ -25,4 +25,4 @@ template <class T>
 EvalResult evaluate_bpc(models::Model<T>& model, const std::vector<int32_t>& stream, int64_t seq_len,
                         int64_t max_symbols = 0, int64_t batch = 16);
 
-}  // namespace liegrad::train
+}  // namespace liegrad::tasks

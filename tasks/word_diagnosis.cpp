@@ -1,5 +1,5 @@
 // The group-structure diagnosis of word models (see word_diagnosis.hpp).
-#include "train/word_diagnosis.hpp"
+#include "tasks/word_diagnosis.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@
 #include "core/small_gemm.hpp"
 #include "models/osm_rnn.hpp"
 
-namespace liegrad::train {
+namespace liegrad::tasks {
 
 namespace {
 
@@ -194,4 +194,4 @@ std::optional<WordDiagnosis> diagnose_word_model(models::Model<float>& model, co
   return d;
 }
 
-}  // namespace liegrad::train
+}  // namespace liegrad::tasks

@@ -1,12 +1,12 @@
 // Group word metrics (see word_eval.hpp). Log-likelihoods are summed in double.
-#include "train/word_eval.hpp"
+#include "tasks/word_eval.hpp"
 
 #include <algorithm>
 
 #include "autograd/ops.hpp"
 #include "core/errors.hpp"
 
-namespace liegrad::train {
+namespace liegrad::tasks {
 
 namespace {
 
@@ -117,4 +117,4 @@ std::vector<WordScores> evaluate_word_lengths(models::Model<float>& model, const
   return out;
 }
 
-}  // namespace liegrad::train
+}  // namespace liegrad::tasks

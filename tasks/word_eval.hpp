@@ -18,7 +18,7 @@
 #include "data/group_words.hpp"
 #include "models/model.hpp"
 
-namespace liegrad::train {
+namespace liegrad::tasks {
 
 struct WordScores {
   int64_t length = 0, sequences = 0;
@@ -43,4 +43,4 @@ std::vector<WordScores> evaluate_word_lengths(models::Model<float>& model, const
                                               uint64_t run_seed, data::WordSplit split,
                                               const std::vector<int64_t>& lengths, int64_t count);
 
-}  // namespace liegrad::train
+}  // namespace liegrad::tasks

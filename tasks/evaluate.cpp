@@ -1,12 +1,12 @@
 // evaluate_bpc (see evaluate.hpp). Negative log-likelihoods are summed in double.
-#include "train/evaluate.hpp"
+#include "tasks/evaluate.hpp"
 
 #include <cmath>
 
 #include "autograd/ops.hpp"
 #include "data/batcher.hpp"
 
-namespace liegrad::train {
+namespace liegrad::tasks {
 
 template <class T>
 EvalResult evaluate_bpc(models::Model<T>& model, const std::vector<int32_t>& full, int64_t seq_len,
@@ -71,4 +71,4 @@ EvalResult evaluate_bpc(models::Model<T>& model, const std::vector<int32_t>& ful
 template EvalResult evaluate_bpc(models::Model<float>&, const std::vector<int32_t>&, int64_t, int64_t, int64_t);
 template EvalResult evaluate_bpc(models::Model<double>&, const std::vector<int32_t>&, int64_t, int64_t, int64_t);
 
-}  // namespace liegrad::train
+}  // namespace liegrad::tasks

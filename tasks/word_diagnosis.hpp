@@ -34,7 +34,7 @@
 #include "data/group_words.hpp"
 #include "models/model.hpp"
 
-namespace liegrad::train {
+namespace liegrad::tasks {
 
 // A direction v (unit) is exact when its RMS defect sqrt(mean ||D_ab v||^2) is below this:
 // a quarter of v's own length. Trained S5 models in SO(14) show a clean split, about
@@ -76,4 +76,4 @@ std::optional<WordDiagnosis> diagnose_word_model(models::Model<float>& model, co
                                                  uint64_t run_seed, const std::vector<int64_t>& lengths,
                                                  int64_t words);
 
-}  // namespace liegrad::train
+}  // namespace liegrad::tasks
