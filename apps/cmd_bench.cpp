@@ -10,10 +10,10 @@
 #include <cstdio>
 
 #include "apps/commands.hpp"
-#include "train/bench.hpp"
+#include "measure/bench.hpp"
 #include "train/checkpoint.hpp"
-#include "train/core_bench.hpp"
-#include "train/stream_bench.hpp"
+#include "measure/core_bench.hpp"
+#include "measure/stream_bench.hpp"
 #include "train/run_config.hpp"
 
 namespace liegrad::app {
@@ -53,32 +53,32 @@ int cmd_bench(const std::vector<std::string>& argv) {
     return 0;
   const bool json = args.flag("json");
   if (args.has("op") && args.get("op") == "gemm") {
-    const auto r = train::bench_gemm(args.get_int("n", 1024), args.get_int("repeats", 10), args.get_int("threads", 0));
+    const auto r = measure::bench_gemm(args.get_int("n", 1024), args.get_int("repeats", 10), args.get_int("threads", 0));
     std::printf("%s", json ? (r.to_json().dump() + "\n").c_str() : r.to_text().c_str());
     return 0;
   }
   if (args.has("op") && args.get("op") == "stream") {
-    const auto r = train::bench_stream(args.get_int("mib", train::kDefaultStreamMib), args.get_int("repeats", 10),
+    const auto r = measure::bench_stream(args.get_int("mib", measure::kDefaultStreamMib), args.get_int("repeats", 10),
                                        args.get_int("threads", 0));
     std::printf("%s", json ? (r.to_json().dump() + "\n").c_str() : r.to_text().c_str());
     return 0;
   }
   if (args.has("op") && args.get("op") == "cores") {
-    const auto r = train::bench_cores(args.get_int("d", 16), args.get_int("repeats", 10));
+    const auto r = measure::bench_cores(args.get_int("d", 16), args.get_int("repeats", 10));
     std::printf("%s", json ? (r.to_json().dump() + "\n").c_str() : r.to_text().c_str());
     return 0;
   }
   if (args.has("op")) {
     if (args.get("op") != "expm")
       throw UsageError("--op: unknown op '" + args.get("op") + "' (known: expm, gemm, stream, cores)");
-    const auto r = train::bench_expm(args.get_int("d", 16), args.get_int("n", 4096), args.get_int("repeats", 10),
+    const auto r = measure::bench_expm(args.get_int("d", 16), args.get_int("n", 4096), args.get_int("repeats", 10),
                                      args.get_int("threads", 0), args.get_double("norm", 1.0));
     std::printf("%s", json ? (r.to_json().dump() + "\n").c_str() : r.to_text().c_str());
     return 0;
   }
   if (args.has("config") == args.has("checkpoint"))
     throw UsageError("give one of --config FILE or --checkpoint FILE (or --op expm|gemm|stream|cores); see --help");
-  train::BenchOptions opt;
+  measure::BenchOptions opt;
   nlohmann::json config;
   if (args.has("checkpoint")) {
     opt.checkpoint = args.get("checkpoint");
@@ -94,10 +94,10 @@ int cmd_bench(const std::vector<std::string>& argv) {
   opt.data_dir = args.get("data-dir");
   opt.roofline = !args.flag("no-roofline");
   opt.peak_n = args.get_int("peak-n", 1024);
-  opt.stream_mib = args.get_int("stream-mib", train::kDefaultStreamMib);
+  opt.stream_mib = args.get_int("stream-mib", measure::kDefaultStreamMib);
   if (opt.peak_n < 1 || opt.stream_mib < 1) throw UsageError("--peak-n and --stream-mib must be >= 1");
   if (opt.steps < 1 || opt.warmup < 0) throw UsageError("--steps must be >= 1 and --warmup >= 0");
-  const auto r = train::bench_training(config, opt);
+  const auto r = measure::bench_training(config, opt);
   std::printf("%s", json ? (r.to_json().dump() + "\n").c_str() : r.to_text().c_str());
   return 0;
 }

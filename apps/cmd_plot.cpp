@@ -5,8 +5,8 @@
 
 #include "apps/commands.hpp"
 #include "train/checkpoint.hpp"
-#include "train/plot.hpp"
-#include "train/plot_words.hpp"
+#include "report/plot.hpp"
+#include "report/plot_words.hpp"
 
 namespace liegrad::app {
 
@@ -22,13 +22,13 @@ int cmd_plot(const std::vector<std::string>& argv) {
   }
   if (!args.has("out")) throw UsageError("--out FILE.svg is required");
   size_t words = 0;
-  for (const auto& d : args.positional()) words += train::scored_by_length(d);
+  for (const auto& d : args.positional()) words += report::scored_by_length(d);
   if (words != 0 && words != args.positional().size())
     throw UsageError("give either group word runs or language-model runs, not both");
   if (words == 0 && args.has("metric")) throw UsageError("--metric applies to group word runs (words:<group>)");
-  const std::string svg = words ? train::plot_word_accuracy_svg(args.positional(), args.get("title"),
+  const std::string svg = words ? report::plot_word_accuracy_svg(args.positional(), args.get("title"),
                                                                 args.get("metric", "position_acc"))
-                                : train::plot_runs_svg(args.positional(), args.get("title"));
+                                : report::plot_runs_svg(args.positional(), args.get("title"));
   train::write_file_atomic(args.get("out"), svg);
   std::printf("wrote %s\n", args.get("out").c_str());
   return 0;

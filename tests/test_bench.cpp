@@ -13,8 +13,8 @@
 
 #include "core/errors.hpp"
 #include "tests/train_test_utils.hpp"
-#include "train/bench.hpp"
-#include "train/core_bench.hpp"
+#include "measure/bench.hpp"
+#include "measure/core_bench.hpp"
 
 using namespace liegrad;
 using nlohmann::json;
@@ -52,7 +52,7 @@ TEST_CASE("bench: the JSON report of a training benchmark and of --checkpoint") 
   resolved["grounding"] = "on";
   resolved["mixing"] = model_cfg.value("mixing", "linear");
   CHECK(fresh["flops_per_token"].get<double>() ==
-        doctest::Approx(train::training_flops_per_token(resolved, fresh["vocab"].get<int64_t>(), 16, per_token)).epsilon(1e-9));
+        doctest::Approx(measure::training_flops_per_token(resolved, fresh["vocab"].get<int64_t>(), 16, per_token)).epsilon(1e-9));
   CHECK(fresh["gflop_per_s"].get<double>() > 0);
 
   // Untrained: about ln(V) on uniform synthetic tokens.
@@ -77,22 +77,22 @@ TEST_CASE("bench: the FLOP model's closed forms") {
   // SO(4): n = 4, m = 6; V = 10, T = 8. One layer, grounding on, linear mixing:
   //   L (6 T n^2 + 2 (12 n^3 + 6 m^2)) + 6 n^2 V + 6 n^3 P.
   const json osmf = {{"type", "osmformer"}, {"group", "SO(4)"}, {"layers", 1}, {"mixing", "linear"}, {"grounding", "on"}};
-  CHECK(train::training_flops_per_token(osmf, 10, 8, 0.0) == doctest::Approx(6 * 8 * 16 + 2 * (12 * 64 + 6 * 36) + 6 * 16 * 10));
-  CHECK(train::training_flops_per_token(osmf, 10, 8, 5.0) - train::training_flops_per_token(osmf, 10, 8, 0.0) ==
+  CHECK(measure::training_flops_per_token(osmf, 10, 8, 0.0) == doctest::Approx(6 * 8 * 16 + 2 * (12 * 64 + 6 * 36) + 6 * 16 * 10));
+  CHECK(measure::training_flops_per_token(osmf, 10, 8, 5.0) - measure::training_flops_per_token(osmf, 10, 8, 0.0) ==
         doctest::Approx(6 * 64 * 5.0));
   // Identity mixing and no grounding drop the mixing and one update.
   const json plain = {{"type", "osmformer"}, {"group", "SO(4)"}, {"layers", 1}, {"mixing", "identity"}, {"grounding", "off"}};
-  CHECK(train::training_flops_per_token(plain, 10, 8, 0.0) == doctest::Approx(6 * 8 * 16 + 12 * 64 + 6 * 16 * 10));
+  CHECK(measure::training_flops_per_token(plain, 10, 8, 0.0) == doctest::Approx(6 * 8 * 16 + 12 * 64 + 6 * 16 * 10));
   // OSM-RNN, relative drive, renormalising every 16 steps; U(2) is stored as 4 x 4 with m = 4.
   const json rnn = {{"type", "osm_rnn"}, {"group", "U(2)"}, {"mixing", "linear"}, {"rnn_drive", "relative"}, {"renormalize_every", 16}};
-  CHECK(train::training_flops_per_token(rnn, 10, 8, 0.0) == doctest::Approx(12 * 64 + 6 * 16 + 4 * 64 / 16.0 + 6 * 16 * 10));
+  CHECK(measure::training_flops_per_token(rnn, 10, 8, 0.0) == doctest::Approx(12 * 64 + 6 * 16 + 4 * 64 / 16.0 + 6 * 16 * 10));
   const json tr = {{"type", "transformer"}, {"D", 8}, {"layers", 2}};
-  CHECK(train::training_flops_per_token(tr, 10, 8) == doctest::Approx(2 * (72 * 64 + 6 * 8 * 8) + 6 * 8 * 10));
+  CHECK(measure::training_flops_per_token(tr, 10, 8) == doctest::Approx(2 * (72 * 64 + 6 * 8 * 8) + 6 * 8 * 10));
   // An unknown type is the registry's one-line error (tests/test_registry.cpp), and the
   // count reads the resolved config: a missing key is named, not defaulted.
-  CHECK_THROWS_WITH_AS(train::training_flops_per_token(json{{"type", "unknown"}}, 10, 8),
+  CHECK_THROWS_WITH_AS(measure::training_flops_per_token(json{{"type", "unknown"}}, 10, 8),
                        doctest::Contains("unknown model type 'unknown'"), ConfigError);
-  CHECK_THROWS_WITH_AS(train::training_flops_per_token(json{{"type", "transformer"}, {"layers", 2}}, 10, 8),
+  CHECK_THROWS_WITH_AS(measure::training_flops_per_token(json{{"type", "transformer"}, {"layers", 2}}, 10, 8),
                        doctest::Contains("model.D"), ConfigError);
 }
 
@@ -182,7 +182,7 @@ TEST_CASE("bench --op cores: one rate per CPU of the affinity mask, and the slow
   while (!CPU_ISSET(first, &mask)) ++first;
   CPU_SET(first, &one);
   REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0);
-  const train::CoreBenchResult single = train::bench_cores(4, 1);
+  const measure::CoreBenchResult single = measure::bench_cores(4, 1);
   REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof mask, &mask) == 0);
   REQUIRE(single.cpus.size() == 1);
   CHECK(single.cpus[0].cpu == first);
@@ -196,5 +196,5 @@ TEST_CASE("bench --op cores: one rate per CPU of the affinity mask, and the slow
     CHECK(q.exit_code == 1);
     CHECK(q.err.find("--d must be in 1..64 and --repeats >= 1") != std::string::npos);
   }
-  CHECK_THROWS_AS(train::bench_cores(16, 0), ValueError);
+  CHECK_THROWS_AS(measure::bench_cores(16, 0), ValueError);
 }

@@ -26,7 +26,7 @@
 #include "models/plugin.hpp"
 #include "models/registry.hpp"
 #include "tests/train_test_utils.hpp"
-#include "train/bench.hpp"
+#include "measure/bench.hpp"
 #include "train/checkpoint.hpp"
 #include "tasks/evaluate.hpp"
 #include "train/trainer.hpp"
@@ -138,7 +138,7 @@ TEST_CASE("a model type added by its class and one registration works with make_
 
   // FLOPs per token of the resolved config.
   auto built = models::make_model<float>(matched, 10, 1);
-  CHECK(train::training_flops_per_token(built->config(), 10, 8, 0.0) == 6.0 * 25 * 10);
+  CHECK(measure::training_flops_per_token(built->config(), 10, 8, 0.0) == 6.0 * 25 * 10);
 }
 
 TEST_CASE("a type registered with factories only has no --match knob and no FLOP count") {
@@ -147,7 +147,7 @@ TEST_CASE("a type registered with factories only has no --match knob and no FLOP
   CHECK(msg.find("test_renamed_rnn") != std::string::npos);
   CHECK(msg.find("no size knob") != std::string::npos);
   auto m = models::make_model<float>(kModel, 7, 1);
-  CHECK(train::training_flops_per_token(m->config(), 7, 8, 1.0) == 0);
+  CHECK(measure::training_flops_per_token(m->config(), 7, 8, 1.0) == 0);
   CHECK(models::find_model_spec("test_renamed_rnn").info.keys.empty());
   // Its class has no class count: a language model only.
   CHECK(config_error([] { models::make_model<float>(kModel, 7, 1, 3); }).find("language model") != std::string::npos);
@@ -158,7 +158,7 @@ TEST_CASE("an unknown model type is the same one-line ConfigError from make_mode
   const json bad = {{"type", "no_such_model"}};
   const std::string from_make = config_error([&] { models::make_model<float>(bad, 5, 1); });
   const std::string from_match = config_error([&] { models::match_parameter_count(bad, 5, 1000); });
-  const std::string from_flops = config_error([&] { train::training_flops_per_token(bad, 5, 8, 0.0); });
+  const std::string from_flops = config_error([&] { measure::training_flops_per_token(bad, 5, 8, 0.0); });
   CHECK(from_make.find("unknown model type 'no_such_model'") != std::string::npos);
   CHECK(from_make.find("osmformer, osm_rnn, transformer, lstm, exprnn") != std::string::npos);
   CHECK(from_make.find("test_toy_bigram") != std::string::npos);  // registered types are known too
@@ -173,7 +173,7 @@ TEST_CASE("an unknown model type is the same one-line ConfigError from make_mode
     INFO(c.dump());
     CHECK(!config_error([&] { models::make_model<float>(c, 5, 1); }).empty());
     CHECK(!config_error([&] { models::match_parameter_count(c, 5, 1000); }).empty());
-    CHECK(!config_error([&] { train::training_flops_per_token(c, 5, 8, 0.0); }).empty());
+    CHECK(!config_error([&] { measure::training_flops_per_token(c, 5, 8, 0.0); }).empty());
   }
 }
 
@@ -210,7 +210,7 @@ TEST_CASE("the built-in entries list exactly the keys their constructors read") 
       auto m = models::make_model<float>(c, 5, 1);
       for (const auto& item : m->config().items())
         if (item.key() != "type") CHECK_MESSAGE(keys.count(item.key()) == 1, item.key());
-      CHECK(train::training_flops_per_token(m->config(), 5, 8, 1.0) > 0);
+      CHECK(measure::training_flops_per_token(m->config(), 5, 8, 1.0) > 0);
     }
   }
 }

@@ -10,8 +10,8 @@
 #include "core/errors.hpp"
 #include "models/roofline.hpp"
 #include "tests/train_test_utils.hpp"
-#include "train/bench.hpp"
-#include "train/roofline.hpp"
+#include "measure/bench.hpp"
+#include "measure/roofline_table.hpp"
 
 using namespace liegrad;
 using nlohmann::json;
@@ -75,7 +75,7 @@ TEST_CASE("roofline: per-family FLOPs and bytes of a one-layer OSMFormer, by han
   // One count: the families' FLOPs are the registry's total (train/bench.hpp's closed
   // form, 768 + 2 (768 + 216) + 960 + 6 n^3 P = 5616).
   CHECK(c.flops() == doctest::Approx(5616));
-  CHECK(train::training_flops_per_token(osmf, 10, 8, 5.0) == doctest::Approx(c.flops()));
+  CHECK(measure::training_flops_per_token(osmf, 10, 8, 5.0) == doctest::Approx(c.flops()));
 }
 
 TEST_CASE("roofline: the expm tape op's exponentials (exprnn) move their cached products") {
@@ -106,14 +106,14 @@ TEST_CASE("roofline: per-family counts of a one-layer transformer and an LSTM, b
   CHECK(t[Family::Readout].flops == doctest::Approx(480));
   CHECK(t[Family::Readout].bytes == doctest::Approx(243.5));
   CHECK(t[Family::ExpForward].flops == 0);
-  CHECK(t.flops() == doctest::Approx(train::training_flops_per_token(tr, 10, 8)));
+  CHECK(t.flops() == doctest::Approx(measure::training_flops_per_token(tr, 10, 8)));
   // LSTM, h = 4, one layer: dense 48 h^2 = 768 FLOPs; 32 h = 128 floats plus
   // 3 (8 h^2 + 4 h) / 16 = 27: 155 floats = 620 bytes.
   const json lstm = {{"type", "lstm"}, {"hidden", 4}, {"layers", 1}};
   const models::StepCosts l = models::step_costs(lstm, tiny_inputs());
   CHECK(l[Family::Dense].flops == doctest::Approx(768));
   CHECK(l[Family::Dense].bytes == doctest::Approx(620));
-  CHECK(l.flops() == doctest::Approx(train::training_flops_per_token(lstm, 10, 8)));
+  CHECK(l.flops() == doctest::Approx(measure::training_flops_per_token(lstm, 10, 8)));
   // Bad inputs are typed errors.
   models::CostInputs bad = tiny_inputs();
   bad.seq_len = 0;
@@ -161,7 +161,7 @@ TEST_CASE("roofline: bounds from a peak and a bandwidth, on hand-made numbers") 
   shares[static_cast<size_t>(Family::Dense)].second = 0.4;
   shares.back().second = 0.5;
   // 16 tokens in 16 us: 1000 ns per token.
-  const train::Roofline r = train::make_roofline(c, shares, 16e-6, 16, 100, 10);
+  const measure::Roofline r = measure::make_roofline(c, shares, 16e-6, 16, 100, 10);
   const auto& att = r.families[static_cast<size_t>(Family::Attention)];
   CHECK(att.bound_ns == doctest::Approx(44.8));
   CHECK(att.bound_by == "memory");
@@ -177,9 +177,9 @@ TEST_CASE("roofline: bounds from a peak and a bandwidth, on hand-made numbers") 
   CHECK(j["families"]["other"]["of_bound"].is_null());
   CHECK(j["families"]["attention"]["bound_by"] == "memory");
   CHECK(r.to_text().find("other: not derived: test") != std::string::npos);
-  CHECK_THROWS_AS(train::make_roofline(c, shares, 16e-6, 16, 0, 10), ValueError);
+  CHECK_THROWS_AS(measure::make_roofline(c, shares, 16e-6, 16, 0, 10), ValueError);
   shares.pop_back();
-  CHECK_THROWS_AS(train::make_roofline(c, shares, 16e-6, 16, 100, 10), ValueError);
+  CHECK_THROWS_AS(measure::make_roofline(c, shares, 16e-6, 16, 100, 10), ValueError);
 }
 
 TEST_CASE("roofline: bench --json carries the roofline fields; --op stream reports a bandwidth") {

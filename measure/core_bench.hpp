@@ -14,9 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "train/bench.hpp"
+#include "measure/spread.hpp"
 
-namespace liegrad::train {
+namespace liegrad::measure {
 
 struct CoreSpeed {
   int cpu = 0;
@@ -36,4 +36,4 @@ struct CoreBenchResult {
 // be pinned to a CPU of the mask.
 CoreBenchResult bench_cores(int64_t d, int repeats);
 
-}  // namespace liegrad::train
+}  // namespace liegrad::measure

@@ -1,6 +1,6 @@
 // SVG plotting of metrics.jsonl curves (see plot.hpp). "Nice" tick steps follow
 // Heckbert's 1990 labelling (1, 2, 5 times a power of ten).
-#include "train/plot.hpp"
+#include "report/plot.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.hpp"
-#include "train/xml_escape.hpp"
+#include "report/xml_escape.hpp"
 
-namespace liegrad::train {
+namespace liegrad::report {
 
 namespace {
 
@@ -128,4 +128,4 @@ std::string plot_runs_svg(const std::vector<std::string>& run_dirs, const std::s
   return o.str();
 }
 
-}  // namespace liegrad::train
+}  // namespace liegrad::report

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-namespace liegrad::train {
+namespace liegrad::report {
 
 // Throws IoError naming a run directory without a readable metrics.jsonl.
 std::string plot_runs_svg(const std::vector<std::string>& run_dirs, const std::string& title = "");
 
-}  // namespace liegrad::train
+}  // namespace liegrad::report

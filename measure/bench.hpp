@@ -30,9 +30,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "train/roofline.hpp"
+#include "measure/roofline_table.hpp"
+#include "measure/spread.hpp"
 
-namespace liegrad::train {
+namespace liegrad::measure {
 
 struct BenchOptions {
   int steps = 20;
@@ -50,10 +51,6 @@ struct BenchOptions {
   int64_t peak_n = 1024;
   int64_t stream_mib = 128;  // kDefaultStreamMib (train/stream_bench.hpp)
   int roof_repeats = 5;
-};
-
-struct Spread {
-  double median = 0, min = 0, max = 0;
 };
 
 struct BenchResult {
@@ -157,4 +154,4 @@ double peak_rss_mib();
 // CPU time (user + system, all threads) of this process so far, in seconds.
 double process_cpu_seconds();
 
-}  // namespace liegrad::train
+}  // namespace liegrad::measure

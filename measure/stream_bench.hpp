@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "train/bench.hpp"
+#include "measure/spread.hpp"
 
-namespace liegrad::train {
+namespace liegrad::measure {
 
 inline constexpr int64_t kDefaultStreamMib = 128;
 
@@ -29,4 +29,4 @@ struct StreamBenchResult {
 // threads 0 = keep the current thread count. ValueError when mib or repeats < 1.
 StreamBenchResult bench_stream(int64_t mib, int repeats, int threads);
 
-}  // namespace liegrad::train
+}  // namespace liegrad::measure

@@ -1,5 +1,5 @@
 // SVG of accuracy against word length (see plot_words.hpp).
-#include "train/plot_words.hpp"
+#include "report/plot_words.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.hpp"
-#include "train/xml_escape.hpp"
+#include "report/xml_escape.hpp"
 
-namespace liegrad::train {
+namespace liegrad::report {
 
 namespace {
 
@@ -142,4 +142,4 @@ std::string plot_word_accuracy_svg(const std::vector<std::string>& run_dirs, con
   return o.str();
 }
 
-}  // namespace liegrad::train
+}  // namespace liegrad::report

@@ -1,5 +1,5 @@
 // The STREAM-triad bandwidth measurement (see stream_bench.hpp).
-#include "train/stream_bench.hpp"
+#include "measure/stream_bench.hpp"
 
 #include <unistd.h>
 
@@ -7,9 +7,9 @@
 
 #include "core/errors.hpp"
 #include "core/parallel.hpp"
-#include "train/bench_util.hpp"
+#include "measure/spread.hpp"
 
-namespace liegrad::train {
+namespace liegrad::measure {
 
 using namespace bench_detail;
 
@@ -61,4 +61,4 @@ std::string StreamBenchResult::to_text() const {
   return std::string(buf) + "bandwidth: " + spread_text(gb_per_s, " GB/s", 1) + "\n";
 }
 
-}  // namespace liegrad::train
+}  // namespace liegrad::measure

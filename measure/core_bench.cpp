@@ -1,5 +1,5 @@
 // Per-CPU speed of small products (see core_bench.hpp).
-#include "train/core_bench.hpp"
+#include "measure/core_bench.hpp"
 
 #include <pthread.h>
 #include <sched.h>
@@ -10,9 +10,9 @@
 #include "core/errors.hpp"
 #include "core/rng.hpp"
 #include "core/small_gemm.hpp"
-#include "train/bench_util.hpp"
+#include "measure/spread.hpp"
 
-namespace liegrad::train {
+namespace liegrad::measure {
 
 using namespace bench_detail;
 
@@ -112,4 +112,4 @@ std::string CoreBenchResult::to_text() const {
   return out + buf;
 }
 
-}  // namespace liegrad::train
+}  // namespace liegrad::measure

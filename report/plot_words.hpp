@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace liegrad::train {
+namespace liegrad::report {
 
 // True when the run in DIR is scored by length: its DIR/config.json's data section
 // has "eval_lengths" (group word runs); false otherwise or when it does not exist.
@@ -20,4 +20,4 @@ bool scored_by_length(const std::string& dir);
 std::string plot_word_accuracy_svg(const std::vector<std::string>& run_dirs, const std::string& title = "",
                                    const std::string& metric = "position_acc");
 
-}  // namespace liegrad::train
+}  // namespace liegrad::report

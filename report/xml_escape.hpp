@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-namespace liegrad::train {
+namespace liegrad::report {
 
 inline std::string xml_escape(const std::string& s) {
   std::string o;
@@ -11,4 +11,4 @@ inline std::string xml_escape(const std::string& s) {
   return o;
 }
 
-}  // namespace liegrad::train
+}  // namespace liegrad::report

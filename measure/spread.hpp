@@ -1,6 +1,6 @@
-// Helpers the benchmarks of train/ share (bench.cpp, stream_bench.cpp): a wall clock,
-// the spread (median, min, max) of a set of rates, and timing a callable as a rate.
-// Header-only; installed with train/'s headers, but a detail of its benchmarks (not API).
+// What the benchmarks of measure/ share (bench.cpp, core_bench.cpp, stream_bench.cpp):
+// the spread (median, min, max) of a set of rates, a wall clock, and timing a callable
+// as a rate. Header-only, below every benchmark that uses it.
 #pragma once
 #include <algorithm>
 #include <chrono>
@@ -10,9 +10,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "train/bench.hpp"
+namespace liegrad::measure {
 
-namespace liegrad::train::bench_detail {
+// The median and range of repeated measurements.
+struct Spread {
+  double median = 0, min = 0, max = 0;
+};
+
+namespace bench_detail {
 
 using Clock = std::chrono::steady_clock;
 
@@ -52,4 +57,6 @@ inline std::string spread_text(const Spread& s, const char* unit, int decimals) 
   return buf;
 }
 
-}  // namespace liegrad::train::bench_detail
+}  // namespace bench_detail
+
+}  // namespace liegrad::measure

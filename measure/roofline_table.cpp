@@ -1,6 +1,6 @@
 // The roofline table of `liegrad bench` (see roofline.hpp): bounds from the counts of
 // models/roofline.cpp and the run's measured peak and bandwidth, and the report.
-#include "train/roofline.hpp"
+#include "measure/roofline_table.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include "core/errors.hpp"
 #include "core/profile.hpp"
 
-namespace liegrad::train {
+namespace liegrad::measure {
 
 namespace {
 
@@ -122,4 +122,4 @@ std::string Roofline::to_text() const {
   return s + notes;
 }
 
-}  // namespace liegrad::train
+}  // namespace liegrad::measure

@@ -20,7 +20,7 @@
 
 #include "models/roofline.hpp"
 
-namespace liegrad::train {
+namespace liegrad::measure {
 
 struct RooflineRow {
   std::string family;
@@ -47,4 +47,4 @@ struct Roofline {
 Roofline make_roofline(const models::StepCosts& costs, const std::vector<std::pair<std::string, double>>& shares,
                        double step_seconds, double tokens, double peak_gflop_per_s, double stream_gb_per_s);
 
-}  // namespace liegrad::train
+}  // namespace liegrad::measure

@@ -1,6 +1,6 @@
 // The training, exponential and GEMM benchmarks (see bench.hpp): the library half of
 // `liegrad bench`, whose command line is apps/cmd_bench.cpp; bench/ sets it beside PyTorch.
-#include "train/bench.hpp"
+#include "measure/bench.hpp"
 
 #include <cblas.h>
 #include <omp.h>
@@ -23,14 +23,22 @@
 #include "groups/expm_kernel.hpp"
 #include "models/model.hpp"
 #include "models/registry.hpp"
-#include "train/bench_util.hpp"
+#include "measure/spread.hpp"
 #include "train/checkpoint.hpp"
-#include "train/stream_bench.hpp"
+#include "measure/stream_bench.hpp"
 #include "optim/optimizer.hpp"
 #include "train/run_config.hpp"
 #include "train/train_step.hpp"
 
-namespace liegrad::train {
+namespace liegrad::measure {
+
+// The trainer's configuration, checkpoints and step, which the benchmark times.
+using train::parameters_from_json;
+using train::parse_run_config;
+using train::read_checkpoint;
+using train::RunConfig;
+using train::train_step;
+using train::TrainConfig;
 
 namespace {
 
@@ -452,4 +460,4 @@ std::string GemmBenchResult::to_text() const {
   return text;
 }
 
-}  // namespace liegrad::train
+}  // namespace liegrad::measure
