@@ -224,10 +224,11 @@ def mutation_test(text, outputs, default, skipped):
         # the same positions in the normalised line (− to - keeps every index)
         for s, e in [(m.start(1), m.end(1)) for m in MARK_RE.finditer(normalise(line))
                      if not m.group(2).endswith(("<", ">"))]:
-            edited = lines[:n] + [line[:s] + mutate(line[s:e]) + line[e:]] + lines[n + 1:]
+            plain = normalise(line)
+            edited = lines[:n] + [plain[:s] + mutate(plain[s:e]) + plain[e:]] + lines[n + 1:]
             edits += 1
             if not check(Doc("\n".join(edited)), outputs, default, skipped):
-                uncaught.append(f"line {n + 1}: editing {line[s:e]} to {mutate(line[s:e])} was not caught")
+                uncaught.append(f"line {n + 1}: editing {plain[s:e]} to {mutate(plain[s:e])} was not caught")
     doc = Doc(text)
     for program, first, block in doc.blocks:
         if program in skipped:
