@@ -10,7 +10,7 @@ output under NAME. Exit status 77 from a program means "skipped" (e.g. no numpy)
 claims on its output are not checked and this script exits 77 if nothing failed.
 --facts DIR adds a pseudo-program `facts` whose output is computed here from the
 programs in DIR (and DIR/solutions): `max_program_lines=N` (the longest .cpp/.hpp/.py
-file) and `programs=N`.
+file), `programs=N` and `chapters=N` (the pages NN-*.md or NNa-*.md beside DOC.md).
 
 The markup, read in DOC.md (docs/tutorial/README.md explains it to readers):
 
@@ -54,6 +54,12 @@ WORD_MARK_RE = re.compile(r"\b(" + "|".join(WORDS) + r")<!--\s*(.*?)\s*-->", re.
 def normalise(text):
     """Unicode minus to ASCII, so prose written with − compares with printed -."""
     return text.replace("\u2212", "-")
+
+
+def prose(line):
+    """The line normalised, with `code spans` blanked (a marker shown as code is not one);
+    every index is kept."""
+    return re.sub(r"`[^`]*`", lambda m: " " * len(m.group(0)), normalise(line))
 
 
 def value(token):
@@ -132,9 +138,9 @@ class Doc:
             if pending and line.strip():
                 self.errors.append(f"line {pending[1]}: <!-- output: {pending[0]} --> is not followed by a code block")
                 pending = None
-            for m in MARK_RE.finditer(normalise(line)):
+            for m in MARK_RE.finditer(prose(line)):
                 self.marks.append((i + 1, m.group(1), m.group(2)))
-            for m in WORD_MARK_RE.finditer(line):
+            for m in WORD_MARK_RE.finditer(prose(line)):
                 self.marks.append((i + 1, str(WORDS[m.group(1).lower()]), m.group(2)))
             i += 1
 
@@ -222,7 +228,7 @@ def mutation_test(text, outputs, default, skipped):
     lines = text.split("\n")
     for n, line in enumerate(lines):
         # the same positions in the normalised line (− to - keeps every index)
-        for s, e in [(m.start(1), m.end(1)) for m in MARK_RE.finditer(normalise(line))
+        for s, e in [(m.start(1), m.end(1)) for m in MARK_RE.finditer(prose(line))
                      if not m.group(2).endswith(("<", ">"))]:
             plain = normalise(line)
             edited = lines[:n] + [plain[:s] + mutate(plain[s:e]) + plain[e:]] + lines[n + 1:]
@@ -248,7 +254,7 @@ def mutation_test(text, outputs, default, skipped):
     return edits, uncaught
 
 
-def facts(directory):
+def facts(directory, docs):
     files = []
     for d in (directory, os.path.join(directory, "solutions")):
         if os.path.isdir(d):
@@ -256,7 +262,9 @@ def facts(directory):
     lengths = {f: sum(1 for _ in open(f, encoding="utf-8")) for f in files}
     longest = max(lengths, key=lengths.get)
     programs = sum(1 for f in files if f.endswith((".cpp", ".py")))
-    return [f"max_program_lines={lengths[longest]} ({os.path.relpath(longest, directory)})", f"programs={programs}"]
+    chapters = sum(1 for f in os.listdir(docs) if re.match(r"\d\d[a-z]?-.*\.md$", f))
+    return [f"max_program_lines={lengths[longest]} ({os.path.relpath(longest, directory)})", f"programs={programs}",
+            f"chapters={chapters}"]
 
 
 def main():
@@ -283,7 +291,7 @@ def main():
                 return 1
             outputs[name] = proc.stdout.split("\n")
     if args.facts:
-        outputs["facts"] = facts(args.facts)
+        outputs["facts"] = facts(args.facts, os.path.dirname(os.path.abspath(args.doc)))
         order.append("facts")
     doc = Doc(text)
     default = order[0] if order else None
