@@ -29,7 +29,7 @@ The markup, read in DOC.md (docs/tutorial/README.md explains it to readers):
       line of that name (`check: WHAT kind=VALUE ...`) or of exactly one `WHAT=VALUE`.
 
 A block holding a `check:` line that is not marked as output is an error, so a quoted
-check line cannot escape the test. --mutation-test also proves the test can fail: it
+check line cannot escape the test; so is a relative link to a file that does not exist. --mutation-test also proves the test can fail: it
 moves the last digit of every quoted number by two units, one at a time, and requires
 each such edit to be caught.
 """
@@ -149,6 +149,16 @@ class Doc:
             self.blocks.append((pending[0], first, block))
         elif any(l.lstrip().startswith("check: ") for l in block):
             self.errors.append(f"line {first}: a block quotes a check: line but has no <!-- output: NAME --> marker")
+
+
+def broken_links(text, directory):
+    """Relative links [text](path) whose file does not exist."""
+    bad = []
+    for n, line in enumerate(text.split("\n"), 1):
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", line):
+            if "://" not in target and not os.path.exists(os.path.join(directory, target)):
+                bad.append(f"line {n}: link to {target}, which does not exist")
+    return bad
 
 
 def find_value(output, what):
@@ -295,7 +305,7 @@ def main():
         order.append("facts")
     doc = Doc(text)
     default = order[0] if order else None
-    failures = check(doc, outputs, default, skipped)
+    failures = check(doc, outputs, default, skipped) + broken_links(text, os.path.dirname(os.path.abspath(args.doc)))
     quoted_lines = sum(len([l for l in b if l.strip() not in ("", "...")]) for _, _, b in doc.blocks)
     for f in failures:
         print(f"{args.doc}:{f}")
