@@ -34,23 +34,9 @@ ag::Vard gram(const ag::Vard& X) {
 }
 
 // ---- Cayley: A (3,3) -> (I - A)^-1 (I + A) ----
-// The inverse of a 3x3 matrix by its adjugate (enough for the exercise).
-Array<double> inverse3(const Array<double>& M) {
-  Array<double> out(Shape{3, 3});
-  double det = 0;
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) {
-      const int i1 = (i + 1) % 3, i2 = (i + 2) % 3, j1 = (j + 1) % 3, j2 = (j + 2) % 3;
-      out.at(j, i) = M.at(i1, j1) * M.at(i2, j2) - M.at(i1, j2) * M.at(i2, j1);  // cofactor, transposed
-    }
-  for (int j = 0; j < 3; ++j) det += M.at(0, j) * out.at(j, 0);
-  for (int64_t k = 0; k < 9; ++k) out[k] /= det;
-  return out;
-}
-
 ag::Vard cayley(const ag::Vard& A) {
   const Array<double> I = Array<double>::eye(3);
-  const Array<double> W = inverse3(axpy(I, -1, A.value()));
+  const Array<double> W = tutorial::inverse3(axpy(I, -1, A.value()));
   const Array<double> C = mm(W, axpy(I, 1, A.value()));
   return ag::record_op<double>(C, {&A}, [A, W, C, I](const Array<double>& G) {
     accumulate(A, mm(mm(W, G, true), axpy(I, 1, C), false, true));  // W^T G (I + C)^T
