@@ -1,18 +1,9 @@
-// Tutorial chapter 5 (docs/tutorial/05-optimise-on-group.md): fit a rotation R in SO(3)
-// to points, L(R) = (1/P) ||R X - Y||_F^2 with Y = R_true X, three ways, all written out:
-//
-//   algebra   R = exp(hat(u)), plain gradient descent on u in R^3;
-//   rebased   R = B exp(hat(u)); every 10 steps B <- B exp(hat(u)), u <- 0 (the chart re-centred);
-//   manifold  R stored itself; r = vee(R^T dL/dR) / s, R <- R exp(hat(-lr r)) (a Riemannian
-//             step, Absil, Mahony & Sepulchre 2008); r equals the rebased gradient at u = 0.
-//
-// Then drift: a Euclidean step R - lr dL/dR leaves the group and Newton-Schulz steps
-// H <- H (3I - H^T H) / 2 (groups/renormalize.hpp; Higham 2008 §8.3) bring it back,
-// squaring the defect each time; and 10,000 float products H <- H exp(hat(u_t)) drift by
-// rounding unless renormalised every 16 steps. docs/groups.md §5-6. Also: why the algebra
-// chart is slow far from I (its differential shrinks the directions across the rotation
-// axis by sin(a/2)/(a/2)), and the library's way, groups::GroupParam with an optim::
-// optimizer, fitting f(R) = ||R v - w||^2 (examples/fit_rotation.cpp does more of it).
+// Tutorial chapter 5 (docs/tutorial/05-optimise-on-group.md): fit R in SO(3) to points,
+// L(R) = (1/P) ||R X - Y||_F^2, three ways: algebra R = exp(hat(u)); rebased R = B exp(hat(u))
+// with B <- B exp(hat(u)), u <- 0 every 10 steps; manifold R <- R exp(hat(-lr r)),
+// r = vee(R^T dL/dR) / s (Absil, Mahony & Sepulchre 2008). Then why the algebra chart is slow
+// far from I, drift and its Newton-Schulz repair (Higham 2008 §8.3; docs/groups.md §5-6),
+// float drift over 10,000 products, and groups::GroupParam with optim::SGD.
 #include <cmath>
 #include <cstdio>
 #include <memory>

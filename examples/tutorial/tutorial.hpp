@@ -75,4 +75,18 @@ inline double rel_diff(const Array<double>& a, const Array<double>& b) {
   return num / den;
 }
 
+// The inverse of a 3x3 matrix by its adjugate (cofactors, transposed, over the determinant).
+inline Array<double> inverse3(const Array<double>& M) {
+  Array<double> out(Shape{3, 3});
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      const int i1 = (i + 1) % 3, i2 = (i + 2) % 3, j1 = (j + 1) % 3, j2 = (j + 2) % 3;
+      out.at(j, i) = M.at(i1, j1) * M.at(i2, j2) - M.at(i1, j2) * M.at(i2, j1);
+    }
+  double det = 0;
+  for (int j = 0; j < 3; ++j) det += M.at(0, j) * out.at(j, 0);
+  for (int64_t k = 0; k < 9; ++k) out[k] /= det;
+  return out;
+}
+
 }  // namespace tutorial
