@@ -137,10 +137,7 @@ template class OsmFormer<float>;
 template class OsmFormer<double>;
 
 ModelSpec osmformer_spec() {
-  std::vector<std::string> keys = OsmCommonConfig::keys();
-  for (const char* k : {"layers", "heads", "grounding", "grounding_init", "grounding_mixing", "positional"}) keys.push_back(k);
-  return model_spec<OsmFormer>("osmformer", {.keys = keys, .knob = group_size_knob(true), .flops_per_token = flops_from_costs(osmformer_costs),
-                                              .costs_per_token = osmformer_costs});
+  return model_spec<OsmFormer>("osmformer", {.knob = group_size_knob(true), .costs_per_token = osmformer_costs});
 }
 
 }  // namespace liegrad::models
