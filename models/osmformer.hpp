@@ -23,10 +23,11 @@
 // Each layer runs as fused tape ops: the attention (kernels::mean_head_attention) and
 // the updates (kernels::relative_update, combined_update, token_update).
 // Config keys: group, layers, heads, mixing, rank, grounding (relative|combined|token|
-// off; `on` = relative), grounding_init (identity|zero: Gamma_gnd at init, linear
-// mixing only), grounding_mixing (separate|shared: one Gamma per layer for both
-// tangents), positional (alibi|none), group_param, init_scale, dropout (update dropout
-// on the attention and relative/combined grounding targets, training only; osm_common.hpp).
+// off; `on` = relative; by default the best reading for the mixing, default_grounding),
+// grounding_init (identity|zero: Gamma_gnd at init, linear mixing only),
+// grounding_mixing (separate|shared: one Gamma per layer for both tangents), positional
+// (alibi|none), group_param, init_scale, dropout (update dropout on the attention and
+// relative/combined grounding targets, training only; osm_common.hpp).
 // Parameters: embed, proto, bias, log_tau, layers.l.log_beta (h), and with linear,
 // lowrank or bounded mixing layers.l.mix_att and layers.l.mix_gnd (separate) or
 // layers.l.mix (shared), each (m,m) (lowrank: .u, .v).
@@ -42,6 +43,15 @@ enum class Grounding { Relative, Combined, Token, Off };
 // "relative" | "on" | "combined" | "token" | "off" -> Grounding; the canonical name back.
 Grounding parse_grounding(const std::string& s);
 std::string grounding_name(Grounding g);
+
+// model.grounding when the config names none: the best reading of the fidelity screen
+// for the mixing (docs/models.md §5.1). Identity mixing: token (0.41 and 0.46 BPC below
+// relative on Tiny Shakespeare and Penn Treebank), or combined when group_param is
+// manifold (token needs the algebra coordinates). A learned Gamma (linear; lowrank and
+// bounded alike, unscreened): relative with separate Gamma's (combined +0.06 and +0.08,
+// token +0.12 and +0.18), combined with one shared Gamma per layer (0.09 and 0.10 below
+// relative in the paper's 91K layout).
+Grounding default_grounding(MixingKind mixing, bool shared_mixing, groups::GroupParamMode mode);
 
 template <class T>
 class OsmFormer : public ModelBase<T>, public LayerProbing<T> {
