@@ -1,7 +1,8 @@
 // The work of one training step per token, per op family of core/profile.hpp: the
 // matrix-product FLOPs and the bytes each family must move, from the model's shapes,
 // one formula per model type, registered in its entry (a built-in type's is in its cost
-// file beside its forward, models/<model>_cost.cpp; the conventions in models/roofline.cpp). The FLOPs are the count `liegrad bench` has always reported
+// file beside its forward, models/<model>_cost.cpp; the conventions in
+// models/roofline.cpp). The FLOPs are the count `liegrad bench` has always reported
 // (train/bench.hpp): a built-in type's registry entry computes its flops_per_token as
 // these families' FLOPs summed (flops_from_costs), so the total and the split are one
 // count. `liegrad bench` turns the costs into a roofline (train/roofline.hpp).

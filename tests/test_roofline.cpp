@@ -1,8 +1,8 @@
-// The roofline of `liegrad bench`: the per-family FLOP and byte formulas of
-// models/roofline.cpp against counts worked out by hand on tiny models, the bounds of
-// train/roofline.cpp on hand-made numbers, and the bench's JSON (`roofline` fields,
-// `--op stream`) on a tiny config. No time is asserted: only structure, and that the
-// fractions are positive and finite.
+// The roofline of `liegrad bench`: the per-family FLOP and byte formulas of the models'
+// cost files (models/<model>_cost.cpp) against counts worked out by hand on tiny
+// models, the bounds of train/roofline.cpp on hand-made numbers, and the bench's JSON
+// (`roofline` fields, `--op stream`) on a tiny config. No time is asserted: only
+// structure, and that the fractions are positive and finite.
 #include <doctest/doctest.h>
 
 #include <cmath>
