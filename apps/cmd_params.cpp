@@ -25,7 +25,7 @@ int cmd_params(const std::vector<std::string>& argv) {
     for (const std::string& type : models::model_types()) {
       const models::ModelSpec& spec = models::find_model_spec(type);
       std::string keys;
-      for (const auto& k : spec.info.keys) keys += (keys.empty() ? "" : ", ") + k;
+      for (const auto& k : models::config_keys(spec)) keys += (keys.empty() ? "" : ", ") + k;
       std::printf("  %s: --match varies %s; keys: %s\n", type.c_str(),
                   spec.info.knob ? spec.info.knob.description.c_str() : "nothing (no knob)",
                   keys.empty() ? "(not listed)" : keys.c_str());

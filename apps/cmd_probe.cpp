@@ -1,6 +1,7 @@
 // `liegrad probe (--checkpoint FILE | --config FILE [--set k=v ...]) [--split val|test]
-// [--batches K] [--batch B] [--seq-len T] [--json] [--data-dir DIR]`: what each OSMFormer
-// layer does to the states (models/osmformer_probe.cpp): the mean norms of the attention
+// [--batches K] [--batch B] [--seq-len T] [--json] [--data-dir DIR]`: what each layer of
+// a model with the LayerProbing capability (models/capabilities.hpp; the OSMFormer's is
+// models/osmformer_probe.cpp) does to the states: the mean norms of the attention
 // and grounding tangents, their cosine, how far the attention step alone and the whole
 // layer move each state, and the fraction of the attention step the grounding takes
 // back. A checkpoint shows the trained model; a config shows it at initialisation.
@@ -11,7 +12,7 @@
 #include "core/parallel.hpp"
 #include "tasks/registry.hpp"
 #include "models/model.hpp"
-#include "models/osmformer.hpp"
+#include "models/capabilities.hpp"
 #include "train/checkpoint.hpp"
 #include "train/run_config.hpp"
 
@@ -23,7 +24,7 @@ int cmd_probe(const std::vector<std::string>& argv) {
   if (args.help(
           "usage: liegrad probe (--checkpoint FILE | --config FILE [--set key=value ...]) [--split val|test]\n"
           "                     [--batches K] [--batch B] [--seq-len T] [--json] [--data-dir DIR]\n"
-          "Per OSMFormer layer, averaged over tokens of K batches of B windows of T symbols from the split\n"
+          "Per layer of an OSMFormer (a model with a layer probe), averaged over tokens of K batches of B windows of T symbols from the split\n"
           "(defaults 1, 8 and the run's train.seq_len): |u_att| and |u_gnd| (tangent coordinates),\n"
           "their cosine, the distance the attention step alone and the whole layer move a state, and\n"
           "undone = 1 - layer/attention (1: the grounding takes the attention step back entirely).\n"
@@ -59,8 +60,10 @@ int cmd_probe(const std::vector<std::string>& argv) {
     built = models::make_model<float>(rc.model, task->input_vocab(), rc.train.seed);
     model = built.get();
   }
-  auto* former = dynamic_cast<models::OsmFormer<float>*>(model);
-  if (!former) throw UsageError("probe measures OSMFormer layers; this model is a " + model->type());
+  models::LayerProbing<float>* probing = model->layer_probing();
+  if (!probing)
+    throw UsageError("probe: model type '" + model->type() +
+                     "' has no layer probe (attention and grounding steps per layer, as the OSMFormer's)");
   const int T_ = args.get_int("seq-len", static_cast<int>(rc.train.seq_len));
   if (T_ < 1) throw UsageError("--seq-len must be >= 1");
   const std::vector<int32_t>& stream = *task->text_split(split);  // its vocabulary checked against the checkpoint's
@@ -71,7 +74,7 @@ int cmd_probe(const std::vector<std::string>& argv) {
   std::vector<models::LayerProbe> mean;
   for (int k = 0; k < batches; ++k) {
     const std::vector<int32_t> ids(stream.begin() + k * per_batch, stream.begin() + (k + 1) * per_batch);
-    const std::vector<models::LayerProbe> p = former->probe(ids, batch, T_);
+    const std::vector<models::LayerProbe> p = probing->probe(ids, batch, T_);
     if (mean.empty()) mean.assign(p.size(), models::LayerProbe{});
     for (size_t l = 0; l < p.size(); ++l) {
       mean[l].attention_norm += p[l].attention_norm / batches;
@@ -81,7 +84,7 @@ int cmd_probe(const std::vector<std::string>& argv) {
       mean[l].layer_move += p[l].layer_move / batches;
     }
   }
-  const std::string grounding = models::grounding_name(former->grounding());
+  const std::string grounding = probing->grounding_reading();
   if (args.flag("json")) {
     nlohmann::json j = {{"source", source}, {"grounding", grounding}, {"layers", nlohmann::json::array()}};
     for (const auto& p : mean)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """PyTorch reference implementations of liegrad's five models, for side-by-side timing
-(issue 6) and as a second, independent check of the model maths (docs/models.md §4-6).
+against liegrad and as a second, independent check of the model maths (docs/models.md §4-6).
 
     # mean loss / BPC of a liegrad checkpoint's weights on a text (agreement test):
     python3 bench/torch_reference.py --checkpoint RUN/last.json --text FILE [--json] [--dtype float64]
@@ -194,7 +194,7 @@ def openblas_threads_setter():
     Debian's torch runs its element-wise ops on OpenMP threads (torch.set_num_threads) and
     its products on OpenBLAS's own pthreads, two thread pools on the same cores; while
     libgomp's threads spin between parallel regions, OpenBLAS's wait for a core. On the
-    2-core AMD EPYC (2026-12-06, docs/performance-log.md, session 34) 2-thread nn.LSTM steps
+    2-core AMD EPYC (docs/performance-log.md) 2-thread nn.LSTM steps
     ran at 6,013-57,353 tokens/s, and at 50,029-75,970 with OpenBLAS on one thread;
     alternating runs (medians of 10 steps) gave the LSTM 15,177-21,033 against
     51,977-81,279 tokens/s and the transformer 15,767-19,477 against 25,332-27,133."""
@@ -381,7 +381,7 @@ class OsmFormer(OsmBase):
         super().__init__(cfg, V, init, dtype, expm)
         self.L, self.h = int(cfg.get("layers", 3)), int(cfg.get("heads", 4))
         # relative (alias on), combined, token or off (docs/models.md section 5)
-        self.grounding = {"on": "relative"}.get(cfg.get("grounding", "relative"), cfg.get("grounding", "relative"))
+        self.grounding = lc.grounding_of(cfg)
         if self.grounding not in ("relative", "combined", "token", "off"):
             raise ValueError("model.grounding: unknown reading %r" % self.grounding)
         if self.grounding == "token" and self.mode != "algebra":
@@ -749,7 +749,7 @@ def timing(args):
         # in a plain training loop. Freed at each step's end instead (a function per step),
         # glibc returned their pages and the next step faulted them back in: PyTorch's
         # osmformer-linear took 911-927K page faults over 4 steps against 746-805K and ran
-        # 20-35% slower (session 35, docs/performance-log.md).
+        # 20-35% slower (docs/performance-log.md).
         state = None
         while True:
             # synthetic uniform tokens, as `liegrad bench`; recurrent state carried as in TBPTT

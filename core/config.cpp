@@ -1,4 +1,4 @@
-// ConfigReader and the dotted-key setter used by `--set key=value`.
+// ConfigReader, ConfigKeyRecorder and the dotted-key setter used by `--set key=value`.
 #include "core/config.hpp"
 
 #include <algorithm>
@@ -7,6 +7,25 @@
 #include "core/errors.hpp"
 
 namespace liegrad {
+
+namespace {
+thread_local ConfigKeyRecorder* t_recorder = nullptr;  // the innermost live recorder
+}  // namespace
+
+ConfigKeyRecorder::ConfigKeyRecorder(std::string section) : section_(std::move(section)), outer_(t_recorder) {
+  t_recorder = this;
+}
+
+ConfigKeyRecorder::~ConfigKeyRecorder() { t_recorder = outer_; }
+
+void ConfigKeyRecorder::note(const std::string& section, const std::string& key) {
+  if (section == section_ && std::find(keys_.begin(), keys_.end(), key) == keys_.end()) keys_.push_back(key);
+}
+
+void ConfigReader::note(const std::string& key) {
+  known_.insert(key);
+  if (t_recorder) t_recorder->note(section_, key);
+}
 
 ConfigReader::ConfigReader(const nlohmann::json& object, std::string section)
     : j_(object.is_null() ? nlohmann::json::object() : object), section_(std::move(section)) {
@@ -22,7 +41,7 @@ void ConfigReader::fail(const std::string& key, const std::string& expected) con
 }
 
 int64_t ConfigReader::get_int(const std::string& key, int64_t fallback, int64_t min, int64_t max) {
-  known_.insert(key);
+  note(key);
   if (!has(key)) return fallback;
   const auto& v = value(key);
   if (!v.is_number() || (v.is_number_float() && v.get<double>() != std::floor(v.get<double>())))
@@ -40,7 +59,7 @@ int64_t ConfigReader::get_int(const std::string& key, int64_t fallback, int64_t 
 }
 
 double ConfigReader::get_double(const std::string& key, double fallback, double min, double max) {
-  known_.insert(key);
+  note(key);
   if (!has(key)) return fallback;
   const auto& v = value(key);
   if (!v.is_number()) fail(key, "a number");
@@ -55,7 +74,7 @@ double ConfigReader::get_double(const std::string& key, double fallback, double 
 }
 
 double ConfigReader::get_double_or_none(const std::string& key, double fallback, double off, double min) {
-  known_.insert(key);
+  note(key);
   if (!j_.contains(key)) return fallback;
   const auto& v = j_.at(key);
   if (v.is_null() || (v.is_string() && v.get<std::string>() == "none")) return off;
@@ -63,7 +82,7 @@ double ConfigReader::get_double_or_none(const std::string& key, double fallback,
 }
 
 bool ConfigReader::get_bool(const std::string& key, bool fallback) {
-  known_.insert(key);
+  note(key);
   if (!has(key)) return fallback;
   if (!value(key).is_boolean()) fail(key, "true or false");
   return value(key).get<bool>();
@@ -71,7 +90,7 @@ bool ConfigReader::get_bool(const std::string& key, bool fallback) {
 
 std::string ConfigReader::get_string(const std::string& key, const std::string& fallback,
                                      const std::vector<std::string>& allowed) {
-  known_.insert(key);
+  note(key);
   if (!has(key)) return fallback;
   if (!value(key).is_string()) fail(key, "a string");
   const std::string s = value(key).get<std::string>();

@@ -1,7 +1,10 @@
 // ConfigReader: typed, validated access to one JSON object of a configuration
 // (e.g. the "model" or "train" section). Every read records the key; finish()
 // rejects keys nobody read, suggesting the nearest known key, so a typo never
-// silently falls back to a default. Errors are ConfigError naming the section, the
+// silently falls back to a default. ConfigKeyRecorder lists the keys the readers of a
+// section read while it lives, e.g. what a model's constructor reads: the model
+// registry's key lists come from it (models/registry.hpp), so they are the same reads
+// that decide which keys are unknown. Errors are ConfigError naming the section, the
 // key, the value and what was expected. It lives in core/ because models/ (the model
 // sections), optim/ (optimizer options) and train/ (run configurations) all read
 // configuration, and core is the one layer below all three.
@@ -14,6 +17,8 @@
 #include <nlohmann/json.hpp>
 
 namespace liegrad {
+
+class ConfigKeyRecorder;
 
 class ConfigReader {
  public:
@@ -37,10 +42,31 @@ class ConfigReader {
 
  private:
   const nlohmann::json& value(const std::string& key) const;
+  // Records a read of `key` (known_ and the thread's ConfigKeyRecorder, if any).
+  void note(const std::string& key);
   [[noreturn]] void fail(const std::string& key, const std::string& expected) const;
   nlohmann::json j_;
   std::string section_;
   std::set<std::string> known_;
+};
+
+// While it lives, records every key that a ConfigReader of `section` on this thread
+// reads (get_*; not the keys only allow()ed), once each in the order of the first read.
+// Recorders nest: the innermost one records.
+class ConfigKeyRecorder {
+ public:
+  explicit ConfigKeyRecorder(std::string section);
+  ~ConfigKeyRecorder();
+  ConfigKeyRecorder(const ConfigKeyRecorder&) = delete;
+  ConfigKeyRecorder& operator=(const ConfigKeyRecorder&) = delete;
+  const std::vector<std::string>& keys() const { return keys_; }
+
+ private:
+  friend class ConfigReader;
+  void note(const std::string& section, const std::string& key);
+  std::string section_;
+  std::vector<std::string> keys_;
+  ConfigKeyRecorder* outer_;
 };
 
 // The option closest to `word` by edit distance ("" when none is close).

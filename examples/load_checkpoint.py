@@ -381,6 +381,20 @@ class OsmCommon:
         return H @ expm(self.g.hat(u))
 
 
+def grounding_of(cfg):
+    """The OSMFormer's model.grounding by its canonical name ("on" is "relative"); when the
+    config names none, the default of models::default_grounding (models/osmformer.hpp):
+    identity mixing token (combined under group_param manifold), a learned mixing
+    relative with separate mixings and combined with one shared per layer."""
+    g = cfg.get("grounding")
+    if g is None:
+        if cfg.get("mixing", "linear") == "identity":
+            g = "token" if cfg.get("group_param", "algebra") == "algebra" else "combined"
+        else:
+            g = "combined" if cfg.get("grounding_mixing", "separate") == "shared" else "relative"
+    return {"on": "relative"}.get(g, g)
+
+
 class OsmFormer:
     recurrent = False
 
@@ -388,7 +402,7 @@ class OsmFormer:
         self.c = OsmCommon(cfg, P, V)
         self.L, self.h = int(cfg.get("layers", 3)), int(cfg.get("heads", 4))
         # relative (alias on), combined, token or off (docs/models.md section 5)
-        self.grounding = {"on": "relative"}.get(cfg.get("grounding", "relative"), cfg.get("grounding", "relative"))
+        self.grounding = grounding_of(cfg)
         if self.grounding not in ("relative", "combined", "token", "off"):
             raise ValueError("model.grounding: unknown reading %r" % self.grounding)
         shared = cfg.get("grounding_mixing", "separate") == "shared"

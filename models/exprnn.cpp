@@ -64,7 +64,7 @@ ag::Var<T> ExpRnn<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int
     state->tensors = {std::move(last)};
   }
   // The linear head is timed as readout, as in the other models (its FLOPs are the
-  // readout family's in models/roofline.cpp); the recurrence stays "other".
+  // readout family's in models/exprnn_cost.cpp); the recurrence stays "other".
   prof::Tag readout(prof::Family::Readout);
   return add(matmul(all, head_w_), head_b_);  // (B,T,C)
 }
@@ -73,11 +73,8 @@ template class ExpRnn<float>;
 template class ExpRnn<double>;
 
 ModelSpec exprnn_spec() {
-  // 6 h^2 + 6 h V + 6 h^3 P (train/bench.hpp), split per family in models/roofline.cpp.
-  return model_spec<ExpRnn>("exprnn", {.keys = {"hidden"},
-                                       .knob = integer_knob("hidden", 2, 4096),
-                                       .flops_per_token = flops_from_costs(exprnn_costs),
-                                       .costs_per_token = exprnn_costs});
+  // 6 h^2 + 6 h V + 6 h^3 P FLOPs (train/bench.hpp), split per family in models/exprnn_cost.cpp.
+  return model_spec<ExpRnn>("exprnn", {.knob = integer_knob("hidden", 2, 4096), .costs_per_token = exprnn_costs});
 }
 
 }  // namespace liegrad::models

@@ -31,6 +31,10 @@ class ExpRnn : public ModelBase<T> {
   ag::Var<T> transition_, input_, bias_, head_w_, head_b_;
 };
 
+// The work of one training step per token, per op family, from the resolved config
+// (models/exprnn_cost.cpp; models/roofline.hpp).
+StepCosts exprnn_costs(const nlohmann::json& resolved, const CostInputs& in);
+
 // The registry entry of "exprnn" (models/registry.hpp): factory, keys, --match knob, FLOPs.
 ModelSpec exprnn_spec();
 

@@ -79,11 +79,8 @@ template class Lstm<float>;
 template class Lstm<double>;
 
 ModelSpec lstm_spec() {
-  // 48 L h^2 + 6 h V (train/bench.hpp), split per family in models/roofline.cpp.
-  return model_spec<Lstm>("lstm", {.keys = {"hidden", "layers"},
-                                   .knob = integer_knob("hidden", 2, 4096),
-                                   .flops_per_token = flops_from_costs(lstm_costs),
-                                   .costs_per_token = lstm_costs});
+  // 48 L h^2 + 6 h V FLOPs (train/bench.hpp), split per family in models/lstm_cost.cpp.
+  return model_spec<Lstm>("lstm", {.knob = integer_knob("hidden", 2, 4096), .costs_per_token = lstm_costs});
 }
 
 }  // namespace liegrad::models

@@ -34,6 +34,10 @@ class Lstm : public ModelBase<T> {
   std::vector<Layer> cells_;
 };
 
+// The work of one training step per token, per op family, from the resolved config
+// (models/lstm_cost.cpp; models/roofline.hpp).
+StepCosts lstm_costs(const nlohmann::json& resolved, const CostInputs& in);
+
 // The registry entry of "lstm" (models/registry.hpp): factory, keys, --match knob, FLOPs.
 ModelSpec lstm_spec();
 

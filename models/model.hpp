@@ -32,6 +32,11 @@ struct RecurrentState {
 };
 
 template <class T>
+class LayerProbing;
+template <class T>
+class GroupStateReadout;
+
+template <class T>
 class Model {
  public:
   virtual ~Model() = default;
@@ -58,6 +63,10 @@ class Model {
   virtual std::vector<ag::Parameter<T>>& parameters() = 0;
   // The complete model configuration, with defaults filled in.
   virtual const nlohmann::json& config() const = 0;
+  // Optional capabilities (models/capabilities.hpp): the interface when the model
+  // offers it, else nullptr; the tools that need one name the model type that lacks it.
+  virtual LayerProbing<T>* layer_probing() { return nullptr; }
+  virtual GroupStateReadout<T>* group_state_readout() { return nullptr; }
 
   // Degrees of freedom: m per group element, else element counts (docs/models.md §2).
   int64_t parameter_count() {

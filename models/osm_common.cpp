@@ -15,10 +15,6 @@ namespace liegrad::models {
 
 using ag::ParamRole;
 
-std::vector<std::string> OsmCommonConfig::keys() {
-  return {"group", "mixing", "rank", "group_param", "init_scale", "dropout", "tau"};
-}
-
 OsmCommonConfig OsmCommonConfig::read(ConfigReader& c, nlohmann::json& resolved) {
   OsmCommonConfig o;
   const std::string group = c.get_string("group", kDefaultOsmGroup);

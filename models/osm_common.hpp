@@ -1,6 +1,7 @@
 // Pieces shared by the OSM models (docs/models.md §3): the tangent mixing Gamma, the
-// prototype readout, the exponential update, the config keys both models read (and
-// their default group, kDefaultOsmGroup), and the FLOP terms both models' counts share.
+// prototype readout, the exponential update, and the config keys both models read (and
+// their default group, kDefaultOsmGroup). The cost terms both models' counts share are
+// in models/cost_terms.hpp.
 //
 //   mixing  identity: u = vee(Pi(R));  linear: u = Gamma vee(Pi(R)), Gamma (m,m) = I at
 //           init;  lowrank: Gamma = I + U V^T with U, V (m,r), U = 0 at init (so
@@ -52,8 +53,6 @@ struct OsmCommonConfig {
   double fixed_tau = 0.0;
   // Reads the keys from `c` and writes the resolved values back into `resolved`.
   static OsmCommonConfig read(ConfigReader& c, nlohmann::json& resolved);
-  // The keys read, for the models' registry entries.
-  static std::vector<std::string> keys();
 };
 
 template <class T>

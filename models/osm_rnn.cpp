@@ -139,10 +139,7 @@ template class OsmRnn<float>;
 template class OsmRnn<double>;
 
 ModelSpec osm_rnn_spec() {
-  std::vector<std::string> keys = OsmCommonConfig::keys();
-  for (const char* k : {"rnn_drive", "renormalize_every", "readout"}) keys.push_back(k);
-  return model_spec<OsmRnn>("osm_rnn", {.keys = keys, .knob = group_size_knob(false), .flops_per_token = flops_from_costs(osm_rnn_costs),
-                                            .costs_per_token = osm_rnn_costs});
+  return model_spec<OsmRnn>("osm_rnn", {.knob = group_size_knob(false), .costs_per_token = osm_rnn_costs});
 }
 
 }  // namespace liegrad::models

@@ -26,13 +26,14 @@
 // batch rows (lanes) run in parallel, each through its steps in order, with a
 // hand-written backward through time.
 #pragma once
+#include "models/capabilities.hpp"
 #include "models/osm_common.hpp"
 #include "models/registry.hpp"
 
 namespace liegrad::models {
 
 template <class T>
-class OsmRnn : public ModelBase<T> {
+class OsmRnn : public ModelBase<T>, public GroupStateReadout<T> {
  public:
   // vocab V input symbols, classes C readout rows (<= 0: C = V, a language model).
   OsmRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes = 0);
@@ -40,16 +41,17 @@ class OsmRnn : public ModelBase<T> {
   bool recurrent() const override { return true; }
   ag::Var<T> forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) override;
   // The states H_1..H_T of every row, (B*T,n,n) row-major over (B,T); forward() is
-  // the readout of these.
-  ag::Var<T> encode(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state);
+  // the readout of these. With the three below, the GroupStateReadout capability.
+  ag::Var<T> encode(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) override;
   const groups::Group& group() const { return *cfg_.group; }
   // True when the step H <- H N_x does not depend on H (token and element drives).
-  bool state_independent() const { return drive_ == Drive::Token || drive_ == Drive::Element; }
+  bool state_independent() const override { return drive_ == Drive::Token || drive_ == Drive::Element; }
   // The transitions N_v (V,n,n) of every input symbol, without recording; ValueError
   // for the relative and both drives, whose step depends on the state.
-  Array<T> transitions() const;
+  Array<T> transitions() const override;
   // The readout's prototypes P_c (C,n,n), without recording (the transitions when tied).
-  Array<T> prototypes() const;
+  Array<T> prototypes() const override;
+  GroupStateReadout<T>* group_state_readout() override { return this; }
   bool tied_readout() const { return tied_readout_; }
   void set_training(bool on) override { dropout_.set_training(on); }
   bool training() const override { return dropout_.training(); }
@@ -75,6 +77,10 @@ class OsmRnn : public ModelBase<T> {
   TangentMixing<T> mix_;
   UpdateDropout<T> dropout_;
 };
+
+// The work of one training step per token, per op family, from the resolved config
+// (models/osm_rnn_cost.cpp; models/roofline.hpp).
+StepCosts osm_rnn_costs(const nlohmann::json& resolved, const CostInputs& in);
 
 // The registry entry of "osm_rnn" (models/registry.hpp): factory, keys, --match knob, FLOPs.
 ModelSpec osm_rnn_spec();

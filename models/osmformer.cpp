@@ -31,6 +31,12 @@ std::string grounding_name(Grounding g) {
   return "relative";
 }
 
+Grounding default_grounding(MixingKind mixing, bool shared_mixing, groups::GroupParamMode mode) {
+  if (mixing == MixingKind::Identity)
+    return mode == groups::GroupParamMode::Algebra ? Grounding::Token : Grounding::Combined;
+  return shared_mixing ? Grounding::Combined : Grounding::Relative;
+}
+
 template <class T>
 OsmFormer<T>::OsmFormer(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes)
     : ModelBase<T>(config, vocab, classes) {
@@ -38,9 +44,10 @@ OsmFormer<T>::OsmFormer(const nlohmann::json& config, int64_t vocab, uint64_t se
   cfg_ = OsmCommonConfig::read(c, this->config_);
   layers_ = c.get_int("layers", 3, 1);
   heads_ = c.get_int("heads", 4, 1);
-  grounding_ = parse_grounding(c.get_string("grounding", "relative", {"relative", "on", "combined", "token", "off"}));
-  const bool zero_init = c.get_string("grounding_init", "identity", {"identity", "zero"}) == "zero";
   shared_mixing_ = c.get_string("grounding_mixing", "separate", {"separate", "shared"}) == "shared";
+  const std::string fallback = grounding_name(default_grounding(cfg_.mixing, shared_mixing_, cfg_.param_mode));
+  grounding_ = parse_grounding(c.get_string("grounding", fallback, {"relative", "on", "combined", "token", "off"}));
+  const bool zero_init = c.get_string("grounding_init", "identity", {"identity", "zero"}) == "zero";
   alibi_ = c.get_string("positional", "alibi", {"alibi", "none"}) == "alibi";
   c.finish();
   const bool grounded = grounding_ != Grounding::Off;
@@ -137,10 +144,7 @@ template class OsmFormer<float>;
 template class OsmFormer<double>;
 
 ModelSpec osmformer_spec() {
-  std::vector<std::string> keys = OsmCommonConfig::keys();
-  for (const char* k : {"layers", "heads", "grounding", "grounding_init", "grounding_mixing", "positional"}) keys.push_back(k);
-  return model_spec<OsmFormer>("osmformer", {.keys = keys, .knob = group_size_knob(true), .flops_per_token = flops_from_costs(osmformer_costs),
-                                              .costs_per_token = osmformer_costs});
+  return model_spec<OsmFormer>("osmformer", {.knob = group_size_knob(true), .costs_per_token = osmformer_costs});
 }
 
 }  // namespace liegrad::models

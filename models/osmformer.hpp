@@ -23,14 +23,16 @@
 // Each layer runs as fused tape ops: the attention (kernels::mean_head_attention) and
 // the updates (kernels::relative_update, combined_update, token_update).
 // Config keys: group, layers, heads, mixing, rank, grounding (relative|combined|token|
-// off; `on` = relative), grounding_init (identity|zero: Gamma_gnd at init, linear
-// mixing only), grounding_mixing (separate|shared: one Gamma per layer for both
-// tangents), positional (alibi|none), group_param, init_scale, dropout (update dropout
-// on the attention and relative/combined grounding targets, training only; osm_common.hpp).
+// off; `on` = relative; by default the best reading for the mixing, default_grounding),
+// grounding_init (identity|zero: Gamma_gnd at init, linear mixing only),
+// grounding_mixing (separate|shared: one Gamma per layer for both tangents), positional
+// (alibi|none), group_param, init_scale, dropout (update dropout on the attention and
+// relative/combined grounding targets, training only; osm_common.hpp).
 // Parameters: embed, proto, bias, log_tau, layers.l.log_beta (h), and with linear,
 // lowrank or bounded mixing layers.l.mix_att and layers.l.mix_gnd (separate) or
 // layers.l.mix (shared), each (m,m) (lowrank: .u, .v).
 #pragma once
+#include "models/capabilities.hpp"
 #include "models/osm_common.hpp"
 #include "models/registry.hpp"
 
@@ -38,20 +40,21 @@ namespace liegrad::models {
 
 enum class Grounding { Relative, Combined, Token, Off };
 
-// What one layer does to the states, measured by OsmFormer::probe (means over tokens).
-struct LayerProbe {
-  double attention_norm = 0;  // |u_att|: coordinates of the attention tangent
-  double grounding_norm = 0;  // |u_gnd|: coordinates of the grounding tangent (0 when off)
-  double cosine = 0;          // <u_att, u_gnd> / (|u_att| |u_gnd|), per token, averaged
-  double attention_move = 0;  // ||H_in exp(hat(u_att)) - H_in||_F: the attention step alone
-  double layer_move = 0;      // ||H_out - H_in||_F: the whole layer
-  // 1 - layer_move / attention_move: the fraction of the attention step that the
-  // grounding takes back (1: all of it, 0: none, < 0: the grounding moves further).
-  double undone() const { return attention_move > 0 ? 1.0 - layer_move / attention_move : 0.0; }
-};
+// "relative" | "on" | "combined" | "token" | "off" -> Grounding; the canonical name back.
+Grounding parse_grounding(const std::string& s);
+std::string grounding_name(Grounding g);
+
+// model.grounding when the config names none: the best reading of the fidelity screen
+// for the mixing (docs/models.md §5.1). Identity mixing: token (0.41 and 0.46 BPC below
+// relative on Tiny Shakespeare and Penn Treebank), or combined when group_param is
+// manifold (token needs the algebra coordinates). A learned Gamma (linear; lowrank and
+// bounded alike, unscreened): relative with separate Gamma's (combined +0.06 and +0.08,
+// token +0.12 and +0.18), combined with one shared Gamma per layer (0.09 and 0.10 below
+// relative in the paper's 91K layout).
+Grounding default_grounding(MixingKind mixing, bool shared_mixing, groups::GroupParamMode mode);
 
 template <class T>
-class OsmFormer : public ModelBase<T> {
+class OsmFormer : public ModelBase<T>, public LayerProbing<T> {
  public:
   // vocab V input symbols, classes C readout rows (<= 0: C = V, a language model).
   OsmFormer(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes = 0);
@@ -60,8 +63,10 @@ class OsmFormer : public ModelBase<T> {
   // The final-layer states H_i^(L), (B*T,n,n); forward() is their readout.
   ag::Var<T> encode(const std::vector<int32_t>& inputs, int64_t B, int64_t T_);
   // Each layer's tangents and moves on one batch of inputs (B,T), without recording
-  // (models/osmformer_probe.cpp; `liegrad probe`).
-  std::vector<LayerProbe> probe(const std::vector<int32_t>& inputs, int64_t B, int64_t T_);
+  // (models/osmformer_probe.cpp; `liegrad probe`): the LayerProbing capability.
+  std::vector<LayerProbe> probe(const std::vector<int32_t>& inputs, int64_t B, int64_t T_) override;
+  std::string grounding_reading() const override { return grounding_name(grounding_); }
+  LayerProbing<T>* layer_probing() override { return this; }
   const groups::Group& group() const { return *cfg_.group; }
   Grounding grounding() const { return grounding_; }
   void set_training(bool on) override { dropout_.set_training(on); }
@@ -92,9 +97,9 @@ class OsmFormer : public ModelBase<T> {
   UpdateDropout<T> dropout_;
 };
 
-// "relative" | "on" | "combined" | "token" | "off" -> Grounding; the canonical name back.
-Grounding parse_grounding(const std::string& s);
-std::string grounding_name(Grounding g);
+// The work of one training step per token, per op family, from the resolved config
+// (models/osmformer_cost.cpp; models/roofline.hpp).
+StepCosts osmformer_costs(const nlohmann::json& resolved, const CostInputs& in);
 
 // The registry entry of "osmformer" (models/registry.hpp): factory, keys, --match knob, FLOPs.
 ModelSpec osmformer_spec();

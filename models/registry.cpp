@@ -7,6 +7,7 @@
 #include <mutex>
 #include <utility>
 
+#include "core/alloc_limit.hpp"
 #include "core/config.hpp"
 #include "core/errors.hpp"
 
@@ -109,6 +110,18 @@ const nlohmann::json& resolved_key(const nlohmann::json& resolved, const std::st
                       "' (pass Model::config(), which has every default filled in)");
   }
   return resolved.at(key);
+}
+
+std::vector<std::string> config_keys(const ModelSpec& spec) {
+  constexpr int64_t kSymbols = 4;  // any vocabulary builds the same keys
+  const ConfigKeyRecorder recorder("model");
+  try {
+    const AllocationLimit limit(kMaxModelElements, "model: the configuration is too large to build");
+    spec.make_double({{"type", spec.name}}, kSymbols, 0, kSymbols);
+  } catch (const Error&) {
+    return {};
+  }
+  return recorder.keys();
 }
 
 bool is_registered_model(const std::string& type) {

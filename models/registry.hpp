@@ -4,7 +4,8 @@
 // a type by name:
 //   - the float and double factories, which make_model calls (and so the trainer,
 //     `liegrad eval`, `liegrad sample`, checkpoints and the Python module);
-//   - the config keys the model reads besides "type" and "comment" (`liegrad params --help`);
+//   - the config keys the model reads besides "type" and "comment" (`liegrad params
+//     --help`), recorded from what its constructor reads (config_keys), never listed by hand;
 //   - optionally the size knob `liegrad params --match N` searches (param_search.hpp);
 //   - optionally the training FLOPs per token `liegrad bench` reports (train/bench.hpp),
 //     and their split per op family with the bytes each family moves (models/roofline.hpp).
@@ -18,10 +19,9 @@
 //   };
 //   liegrad::models::register_model<MyRnn>("my_rnn");   // then {"type": "my_rnn", ...}
 //
-// or, with the keys, a --match knob and a FLOP count:
+// or, with a --match knob and a FLOP count:
 //
-//   register_model(model_spec<MyRnn>("my_rnn", {.keys = {"hidden"},
-//                                               .knob = integer_knob("hidden", 1, 4096),
+//   register_model(model_spec<MyRnn>("my_rnn", {.knob = integer_knob("hidden", 1, 4096),
 //                                               .flops_per_token = my_rnn_flops}));
 //
 // (integer_knob: models/param_search.hpp; my_rnn_flops: a FlopsPerToken below).
@@ -33,7 +33,8 @@
 // "type" set to the registered name (make_model rebuilds the model from it when a
 // checkpoint is loaded), and parameters() lists every trained tensor under a stable
 // name. Registration is thread-safe; names are never unregistered; built-in names are
-// taken.
+// taken. Tools a model type offers beyond training (a layer probe, a group-state
+// readout) are capabilities of its class (models/capabilities.hpp).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -80,12 +81,12 @@ using FlopsPerToken = std::function<double(const nlohmann::json& resolved, int64
 
 // What a model type declares besides its factories; every field may stay empty.
 struct ModelInfo {
-  std::vector<std::string> keys;  // config keys read besides "type" and "comment"
-  SizeKnob knob;                  // empty: `--match` is a ConfigError naming the type
-  FlopsPerToken flops_per_token;  // empty: `liegrad bench` reports no FLOP count
+  SizeKnob knob{};                // empty: `--match` is a ConfigError naming the type
+  FlopsPerToken flops_per_token{};  // empty: `liegrad bench` reports no FLOP count
   // Per-family FLOPs and bytes (models/roofline.hpp) for `liegrad bench`'s roofline;
   // empty: the roofline names the model families underived. When both are set,
-  // flops_per_token should be flops_from_costs(costs_per_token), one count.
+  // flops_per_token should be flops_from_costs(costs_per_token), one count (model_spec
+  // sets it so when only the costs are given).
   CostsPerToken costs_per_token{};
 };
 
@@ -123,9 +124,11 @@ ModelFactory<T> constructor_factory(const std::string& type) {
 
 // The entry of a model class template M<T>, constructed from (config, vocab, seed,
 // classes) when it has that constructor, else from (config, vocab, seed) as a
-// language model.
+// language model. An entry with costs_per_token and no flops_per_token gets its FLOP
+// count from the costs (flops_from_costs).
 template <template <class> class M>
 ModelSpec model_spec(const std::string& type, ModelInfo info = {}) {
+  if (!info.flops_per_token && info.costs_per_token) info.flops_per_token = flops_from_costs(info.costs_per_token);
   return {type, detail::constructor_factory<M, float>(type), detail::constructor_factory<M, double>(type),
           std::move(info)};
 }
@@ -135,7 +138,7 @@ ModelSpec model_spec(const std::string& type, ModelInfo info = {}) {
 // or when a factory is missing.
 void register_model(ModelSpec spec);
 
-// The factories-only entry of M (no knob, no FLOP count, no key list).
+// The factories-only entry of M (no knob, no FLOP count).
 template <template <class> class M>
 void register_model(const std::string& type) {
   register_model(model_spec<M>(type));
@@ -152,6 +155,13 @@ const ModelSpec& model_spec_of(const nlohmann::json& model_config);
 // Reads `key` of a resolved model config (knobs and FLOP counts read no defaults);
 // ConfigError naming the key and the type when it is missing.
 const nlohmann::json& resolved_key(const nlohmann::json& resolved, const std::string& key);
+
+// The config keys a type's constructor reads besides "type" and "comment", in the
+// order it first reads them: recorded (ConfigKeyRecorder, core/config.hpp) while the
+// type's factory builds the model at every default ({"type": name}, 4 symbols and
+// classes). The same reads decide which keys make_model rejects as unknown. Empty when
+// the type cannot be built at its defaults (a registered type with a required key).
+std::vector<std::string> config_keys(const ModelSpec& spec);
 
 // True when `type` names a registered (not built-in) model.
 bool is_registered_model(const std::string& type);

@@ -1,7 +1,8 @@
 // The work of one training step per token, per op family of core/profile.hpp: the
 // matrix-product FLOPs and the bytes each family must move, from the model's shapes,
-// one formula per built-in model type (models/roofline.cpp derives every count in its
-// head comment). The FLOPs are the count `liegrad bench` has always reported
+// one formula per model type, registered in its entry (a built-in type's is in its cost
+// file beside its forward, models/<model>_cost.cpp; the conventions in
+// models/roofline.cpp). The FLOPs are the count `liegrad bench` has always reported
 // (train/bench.hpp): a built-in type's registry entry computes its flops_per_token as
 // these families' FLOPs summed (flops_from_costs), so the total and the split are one
 // count. `liegrad bench` turns the costs into a roofline (train/roofline.hpp).
@@ -56,13 +57,6 @@ struct StepCosts {
 
 // A model type's costs from its resolved config (Model::config()).
 using CostsPerToken = std::function<StepCosts(const nlohmann::json& resolved, const CostInputs& in)>;
-
-// The built-in types' costs (registered in their entries, models/builtin_models.cpp).
-StepCosts transformer_costs(const nlohmann::json& resolved, const CostInputs& in);
-StepCosts lstm_costs(const nlohmann::json& resolved, const CostInputs& in);
-StepCosts exprnn_costs(const nlohmann::json& resolved, const CostInputs& in);
-StepCosts osmformer_costs(const nlohmann::json& resolved, const CostInputs& in);
-StepCosts osm_rnn_costs(const nlohmann::json& resolved, const CostInputs& in);
 
 // The optimizer family (zero_grad, clipping, the step) of any model: bytes only.
 FamilyCost optimizer_cost(const CostInputs& in);

@@ -44,6 +44,10 @@ class Transformer : public ModelBase<T> {
   Rng dropout_rng_;
 };
 
+// The work of one training step per token, per op family, from the resolved config
+// (models/transformer_cost.cpp; models/roofline.hpp).
+StepCosts transformer_costs(const nlohmann::json& resolved, const CostInputs& in);
+
 // The registry entry of "transformer" (models/registry.hpp): factory, keys, --match knob, FLOPs.
 ModelSpec transformer_spec();
 

@@ -85,6 +85,9 @@ RUNS = os.path.join(ROOT, "runs", "paper")     # --runs-dir
 PARKED = os.path.join(RESULTS, "parked")       # --park; follows --results-dir
 GIT_FAILURES = []                              # commits that failed; main() exits 1 if any
 RESOLVED_AS = {("train.clip", '"none"'): 0.0}  # values liegrad writes back resolved (clip off is 0)
+# Values earlier resolved configs spell another way: a stored "on" grounding is the
+# "relative" reading a config now names (docs/models.md section 5.1).
+STORED_AS = {("model.grounding", '"on"'): "relative"}
 EXTRA_SETS = {}                                # --set, applied to every run after the table's
 PAPER = {  # the paper's numbers (docs/models.md section 8): (val, test)
     ("ts100k", "osmformer-linear"): (2.254, 2.464),
@@ -188,6 +191,7 @@ def config_differences(run, sets, config, ignore=()):
         node = config
         for part in key.split("."):
             node = node.get(part) if isinstance(node, dict) else None
+        node = STORED_AS.get((key, json.dumps(node)), node)
         if node != value and not (isinstance(node, (int, float)) and isinstance(value, (int, float))
                                   and float(node) == float(value)):
             out.append((key, value, node))

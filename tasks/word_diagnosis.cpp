@@ -10,7 +10,7 @@
 #include "core/errors.hpp"
 #include "core/lapack.hpp"
 #include "core/small_gemm.hpp"
-#include "models/osm_rnn.hpp"
+#include "models/capabilities.hpp"
 
 namespace liegrad::tasks {
 
@@ -154,18 +154,18 @@ std::vector<int64_t> drift_lengths(const std::vector<int64_t>& eval_lengths) {
 std::optional<WordDiagnosis> diagnose_word_model(models::Model<float>& model, const data::WordTask& task,
                                                  uint64_t run_seed, const std::vector<int64_t>& lengths,
                                                  int64_t words) {
-  auto* rnn = dynamic_cast<models::OsmRnn<float>*>(&model);
-  if (!rnn || lengths.empty()) return std::nullopt;
+  models::GroupStateReadout<float>* readout = model.group_state_readout();
+  if (!readout || lengths.empty()) return std::nullopt;
   WordDiagnosis d;
-  if (rnn->state_independent()) d = transition_defects(task, rnn->transitions());
-  const Array<float> P = rnn->prototypes();
+  if (readout->state_independent()) d = transition_defects(task, readout->transitions());
+  const Array<float> P = readout->prototypes();
   const int64_t C = P.shape()[0], n = P.shape()[1], nn = n * n;
   const int64_t L = *std::max_element(lengths.begin(), lengths.end());
   const data::Batch w = data::word_eval_set(task, run_seed, data::WordSplit::Test, L, words);
   const bool was_training = model.training();
   model.set_training(false);
   const ag::NoGrad no_tape;
-  const Array<float> H = rnn->encode(w.inputs, w.B, L, nullptr).value();  // (B*L,n,n)
+  const Array<float> H = readout->encode(w.inputs, w.B, L, nullptr).value();  // (B*L,n,n)
   const Array<float> logits = model.forward(w.inputs, w.B, L, nullptr).value();  // (B,L,C)
   model.set_training(was_training);
   for (int64_t len : lengths) {

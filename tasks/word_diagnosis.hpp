@@ -69,9 +69,10 @@ std::vector<int64_t> drift_lengths(const std::vector<int64_t>& eval_lengths);
 // Test words per length the trainer and `liegrad eval` follow for the drift.
 inline constexpr int64_t kDriftWords = 8;
 
-// The whole diagnosis of an OSM-RNN word model: defects (when its drive has
-// transitions) and drift on `words` test words per length of `lengths` (the longest
-// run once, read at each length). nullopt for a model that is not an OSM-RNN.
+// The whole diagnosis of a word model with the GroupStateReadout capability
+// (models/capabilities.hpp; the OSM-RNN's): defects (when its steps have transitions)
+// and drift on `words` test words per length of `lengths` (the longest run once, read
+// at each length). nullopt for a model without that capability, or no lengths.
 std::optional<WordDiagnosis> diagnose_word_model(models::Model<float>& model, const data::WordTask& task,
                                                  uint64_t run_seed, const std::vector<int64_t>& lengths,
                                                  int64_t words);

@@ -222,3 +222,32 @@ TEST_CASE("grounding options that do not combine are one-line errors naming the 
   auto old = models::make_model<float>(with({{"grounding", "on"}}), 7, 1);
   CHECK(old->config().at("grounding") == "relative");
 }
+
+TEST_CASE("a config naming no grounding gets the screen's best reading for its mixing; a named one is kept") {
+  struct Case {
+    json extra;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {{{"mixing", "identity"}}, "token"},
+      {{{"mixing", "identity"}, {"group_param", "manifold"}}, "combined"},  // token needs the algebra coordinates
+      {json::object(), "relative"},                                         // linear, separate Gamma's
+      {{{"grounding_mixing", "shared"}}, "combined"},
+      {{{"mixing", "lowrank"}, {"rank", 2}}, "relative"},
+      {{{"mixing", "bounded"}, {"grounding_mixing", "shared"}}, "combined"},
+  };
+  for (const Case& c : cases) {
+    json cfg{{"type", "osmformer"}, {"group", "SO(3)"}, {"layers", 1}};
+    cfg.update(c.extra);
+    INFO(cfg.dump());
+    auto m = models::make_model<float>(cfg, 5, 1);
+    CHECK(m->config().at("grounding") == c.want);  // the resolved config names the reading
+    // Rebuilt from its resolved config (as a checkpoint is), the model is the same one.
+    auto again = models::make_model<float>(m->config(), 5, 1);
+    CHECK(again->config() == m->config());
+    cfg["grounding"] = "relative";
+    CHECK(models::make_model<float>(cfg, 5, 1)->config().at("grounding") == "relative");
+  }
+  CHECK(models::default_grounding(models::MixingKind::Identity, false, groups::GroupParamMode::Algebra) ==
+        models::Grounding::Token);
+}

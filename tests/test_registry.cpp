@@ -96,7 +96,7 @@ void register_toy_once() {
     // The one registration line.
     models::register_model(models::model_spec<ToyBigram>(
         "test_toy_bigram",
-        {.keys = {"hidden"}, .knob = models::integer_knob("hidden", 1, 1000), .flops_per_token = toy_flops}));
+        {.knob = models::integer_knob("hidden", 1, 1000), .flops_per_token = toy_flops}));
   });
 }
 
@@ -117,7 +117,8 @@ TEST_CASE("a model type added by its class and one registration works with make_
   register_toy_once();
   const auto types = models::model_types();
   CHECK(std::find(types.begin(), types.end(), "test_toy_bigram") != types.end());
-  CHECK(models::find_model_spec("test_toy_bigram").info.keys == std::vector<std::string>{"hidden"});
+  // Its keys are recorded from what its constructor reads, not listed by hand.
+  CHECK(models::config_keys(models::find_model_spec("test_toy_bigram")) == std::vector<std::string>{"hidden"});
 
   auto lm = models::make_model<double>({{"type", "test_toy_bigram"}, {"hidden", 3}}, 7, 1);
   CHECK(lm->type() == "test_toy_bigram");
@@ -148,7 +149,9 @@ TEST_CASE("a type registered with factories only has no --match knob and no FLOP
   CHECK(msg.find("no size knob") != std::string::npos);
   auto m = models::make_model<float>(kModel, 7, 1);
   CHECK(measure::training_flops_per_token(m->config(), 7, 8, 1.0) == 0);
-  CHECK(models::find_model_spec("test_renamed_rnn").info.keys.empty());
+  // Its keys are the ones the OSM-RNN constructor it calls reads.
+  CHECK(models::config_keys(models::find_model_spec("test_renamed_rnn")) ==
+        models::config_keys(models::find_model_spec("osm_rnn")));
   // Its class has no class count: a language model only.
   CHECK(config_error([] { models::make_model<float>(kModel, 7, 1, 3); }).find("language model") != std::string::npos);
 }
@@ -177,15 +180,41 @@ TEST_CASE("an unknown model type is the same one-line ConfigError from make_mode
   }
 }
 
+TEST_CASE("ConfigKeyRecorder records the keys a section's readers read, once each, in order") {
+  const json section = {{"b", 1}, {"comment", "x"}};
+  ConfigKeyRecorder outer("model");
+  {
+    ConfigReader c(section, "model");
+    c.allow({"type", "comment"});  // allowed, not read: not recorded
+    c.get_int("b", 0);
+    c.get_string("a", "x");
+    c.get_int("b", 0);
+    ConfigReader other(json::object(), "train");
+    other.get_int("steps", 1);  // another section
+    {
+      ConfigKeyRecorder inner("model");  // the innermost recorder records
+      ConfigReader d(json::object(), "model");
+      d.get_double("c", 0.5);
+      CHECK(inner.keys() == std::vector<std::string>{"c"});
+    }
+    c.get_bool("d", false);
+  }
+  CHECK(outer.keys() == std::vector<std::string>{"b", "a", "d"});
+}
+
 TEST_CASE("the built-in entries list exactly the keys their constructors read") {
+  CHECK(models::config_keys(models::find_model_spec("lstm")) == std::vector<std::string>{"hidden", "layers"});
+  CHECK(models::config_keys(models::find_model_spec("exprnn")) == std::vector<std::string>{"hidden"});
   for (const models::ModelSpec& spec : models::builtin_model_specs()) {
     INFO(spec.name);
     CHECK(static_cast<bool>(spec.info.knob));
     CHECK(static_cast<bool>(spec.info.flops_per_token));
-    const std::set<std::string> keys(spec.info.keys.begin(), spec.info.keys.end());
-    CHECK(keys.size() == spec.info.keys.size());
+    const std::vector<std::string> listed = models::config_keys(spec);
+    CHECK(!listed.empty());
+    const std::set<std::string> keys(listed.begin(), listed.end());
+    CHECK(keys.size() == listed.size());
     // Each listed key is read: a value of the wrong type is rejected by name, not as unknown.
-    for (const std::string& key : spec.info.keys) {
+    for (const std::string& key : listed) {
       INFO(key);
       const std::string msg = config_error([&] {
         models::make_model<float>({{"type", spec.name}, {key, json{{"x", 1}}}}, 5, 1);

@@ -102,13 +102,13 @@ template class So3U1Rnn<double>;
 
 void register_so3u1_rnn() {
   static std::once_flag once;
-  // The registry entry: the factories from the class, the keys it reads, and the knob
-  // `liegrad params --match N` searches (the number of features K). It declares no FLOP
-  // count (`liegrad bench` says so); register_model<So3U1Rnn>("so3u1_rnn") alone would
-  // register the factories only.
+  // The registry entry: the factories from the class and the knob `liegrad params
+  // --match N` searches (the number of features K); the keys it reads are recorded from
+  // its constructor. It declares no FLOP count (`liegrad bench` says so);
+  // register_model<So3U1Rnn>("so3u1_rnn") alone would register the factories only.
   std::call_once(once, [] {
     models::register_model(models::model_spec<So3U1Rnn>(
-        "so3u1_rnn", {.keys = {"group", "features", "init_scale"}, .knob = models::integer_knob("features", 1, 4096)}));
+        "so3u1_rnn", {.knob = models::integer_knob("features", 1, 4096)}));
   });
 }
 
