@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/blas_variants.sh: Debian's two threaded OpenBLAS builds (pthreads, the default
-# alternative; OpenMP, libopenblas0-openmp) under liegrad, side by side (issue 12): the
+# alternative; OpenMP, libopenblas0-openmp) under liegrad, side by side: the
 # 1024^3 GEMM (liegrad's gemm as configured, liegrad's own kernel, OpenBLAS with its own
 # threads) and the training throughput of the configs whose time is in large products.
 # The variant is picked per process with LD_LIBRARY_PATH, so the system's alternative is

@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
 # bench/compare.sh: liegrad against the PyTorch reference (bench/torch_reference.py) on the
-# same models, the same batch x seq_len and the same thread count (issue 6), printed as a
-# markdown table: model, liegrad tokens/s, PyTorch tokens/s, ratio, peak memory of each.
+# same models, the same batch x seq_len and the same thread count, printed as a markdown
+# table: model, liegrad tokens/s, PyTorch tokens/s, ratio, peak memory of each.
 # Each of the --rounds R rounds times every row once on both sides (liegrad first in odd
 # rounds, PyTorch first in even ones), so a change in machine load during the run hits
 # both sides and every row alike; each side's figure is the median over its rounds of its
-# per-step median tokens/s, printed with the rounds' range (default 5 rounds: issue 35). A
-# last row times the batched exponential with its pullback (d = 16, N = 4096) when both
-# tools support it.
+# per-step median tokens/s, printed with the rounds' range (default 5 rounds: fewer say
+# little on a shared machine). A last row times the batched exponential with its pullback
+# (d = 16, N = 4096) when both tools support it.
 #
 #   bench/compare.sh [--steps N] [--warmup W] [--threads T] [--rounds R] [--out DIR]
-#                    [--no-trained] [--all | CONFIG.json ...]
+#                    [--results DIR] [--no-trained] [--all | CONFIG.json ...]
 #
-# Trained rows (issue 12), on unless --no-trained: each OSM model after 2,000 steps of its
-# table recipe, timed on both sides from the same checkpoint (liegrad bench --checkpoint,
-# torch_reference.py --weights); with configs named on the command line, only the trained
-# rows of those (a config whose name is one of `bench/trained.sh --names`). bench/trained.sh trains those checkpoints the first time
+# Trained rows, on unless --no-trained: each OSM model after 2,000 steps of its table
+# recipe, timed on both sides from the same checkpoint (liegrad bench --checkpoint,
+# torch_reference.py --weights), since trained exponents cost more products; with configs
+# named on the command line, only the trained rows of those (a config whose name is one of
+# `bench/trained.sh --names`). bench/trained.sh trains those checkpoints the first time
 # (about an hour on 2 cores for all five) and reuses them after, from a cache folder
 # outside git (.cache/bench, or $LIEGRAD_BENCH_CACHE). Each round also times the float
 # GEMM peak (liegrad bench --op gemm, 1024^3), which the FLOP table divides by, and the
@@ -27,7 +28,12 @@
 # Default configs: the Tiny Shakespeare ones in configs/ (those not named ptb-*); --all adds
 # the PTB ones. Needs build/liegrad with `liegrad bench` (override with LIEGRAD=...) and
 # /usr/bin/python3 with torch (override with PYTHON=...; Debian: apt-get install python3-torch).
-# The raw JSON of every run is kept in --out DIR (default: a new temporary directory).
+# Every round leaves its JSON and log in --out DIR (default: a new folder under the cache,
+# outside git). At the end bench/compare_table.py folds them, with the run's settings and
+# the machine, into compare.json and writes table.md beside it, in --results DIR (default:
+# the --out DIR); results/performance/compare-DATE/ keeps those two files of a run, and
+# docs/performance.md is generated from the newest run of the default rows
+# (bench/performance_page.py).
 # bench/ holds these scripts around the `liegrad bench` command (apps/cmd_bench.cpp, whose
 # timing is the library's train/bench.cpp) and the PyTorch side it is compared with.
 set -euo pipefail
@@ -36,7 +42,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 LIEGRAD="${LIEGRAD:-$ROOT/build/liegrad}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
 TORCH_REF="$ROOT/bench/torch_reference.py"
-STEPS=20 WARMUP=3 THREADS=2 ROUNDS=5 OUT="" ALL=0 TRAINED=1
+STEPS=20 WARMUP=3 THREADS=2 ROUNDS=5 OUT="" RESULTS="" ALL=0 TRAINED=1
 CONFIGS=()
 NAMED=0  # 1 when configs are named on the command line
 
@@ -49,6 +55,7 @@ while [ $# -gt 0 ]; do
     --threads) THREADS="${2:?--threads needs a value}"; shift 2 ;;
     --rounds) ROUNDS="${2:?--rounds needs a value}"; shift 2 ;;
     --out) OUT="${2:?--out needs a directory}"; shift 2 ;;
+    --results) RESULTS="${2:?--results needs a directory}"; shift 2 ;;
     --all) ALL=1; shift ;;
     --no-trained) TRAINED=0; shift ;;
     -h|--help) sed -n '2,/^[^#]/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -82,9 +89,6 @@ fi
 # when the environment does not choose, both sides run with the kernels liegrad runs
 # (the openblas_core its GEMM benchmark reports), and say so; Debian's PyTorch uses the
 # same OpenBLAS for its dense products. A value already in the environment is left as it is.
-# (Until 2026-12-02 this asked liegrad for a suggestion instead, which liegrad's own
-# setting had already answered: runs 2-6 of docs/performance-log.md timed PyTorch on
-# OpenBLAS's fallback kernels.)
 if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
   core="$("$LIEGRAD" bench --op gemm --n 64 --repeats 1 --threads 1 --json 2>/dev/null |
     "$PYTHON" -c 'import json, sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1]).get("openblas_core", ""))' 2>/dev/null || true)"
@@ -96,8 +100,12 @@ if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
   fi
 fi
 
-if [ -z "$OUT" ]; then OUT="$(mktemp -d "${TMPDIR:-/tmp}/liegrad-compare.XXXXXX")"; fi
+CACHE="${LIEGRAD_BENCH_CACHE:-$ROOT/.cache/bench}"
+if [ -z "$OUT" ]; then OUT="$CACHE/compare-$(date -u +%Y-%m-%d-%H%M%S)"; fi
 mkdir -p "$OUT"
+RESULTS="${RESULTS:-$OUT}"
+mkdir -p "$RESULTS"
+echo "compare.sh: every round's JSON and log in $OUT; compare.json and table.md in $RESULTS" >&2
 LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # run_side SIDE NAME ROUND CMD...: runs CMD, keeps its last JSON line in $OUT/NAME.SIDE.ROUND.json.
@@ -170,7 +178,7 @@ trained_row() {
 
 # Every round times every row once on both sides, so a change in the machine's speed
 # during the run hits both sides of each row alike; a model's trained row is timed right
-# after its initialisation row, so their ratio (issue 12) sees the same machine.
+# after its initialisation row, so their ratio sees the same machine.
 for ((r = 1; r <= ROUNDS; r++)); do
   done_trained=()
   for cfg in "${CONFIGS[@]}"; do
@@ -207,5 +215,22 @@ done
 LOAD_END="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 TRAINED_LIST="$(IFS=,; echo "${TRAINED_NAMES[*]:-}")"
-"$PYTHON" "$ROOT/bench/compare_table.py" "$OUT" "$THREADS" "$STEPS" "$ROUNDS" "$LOAD_START" "$LOAD_END" \
-  "$TRAINED_LIST" "${CONFIGS[@]}"
+# The machine, for the page generated from this run: the CPU as the kernel names it, the
+# CPUs this process may use, whether it runs under a hypervisor, and the commit of the tree that was timed.
+"$PYTHON" - "$OUT/machine.json" "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || true)" <<'PY'
+import json, os, sys
+info = {}
+with open("/proc/cpuinfo") as f:
+    for line in f:
+        k, _, v = line.partition(":")
+        info.setdefault(k.strip(), v.strip())
+family, model = info.get("cpu family"), info.get("model")
+json.dump({"cpu": "%s, family %s, model %s" % (info.get("model name", "unknown CPU"), family, model),
+           "cpus": len(os.sched_getaffinity(0)), "virtual": "hypervisor" in info.get("flags", "").split(),
+           "commit": sys.argv[2] or None}, open(sys.argv[1], "w"))
+PY
+DEFAULT_SET=()
+if [ "$NAMED" -eq 0 ] && [ "$ALL" -eq 0 ] && [ "$TRAINED" -eq 1 ]; then DEFAULT_SET=(--default-set); fi
+"$PYTHON" "$ROOT/bench/compare_table.py" fold "$OUT" --out "$RESULTS/compare.json" --table "$RESULTS/table.md" \
+  --threads "$THREADS" --steps "$STEPS" --warmup "$WARMUP" --rounds "$ROUNDS" --load-start "$LOAD_START" \
+  --load-end "$LOAD_END" --trained "$TRAINED_LIST" --machine "$OUT/machine.json" "${DEFAULT_SET[@]}" "${CONFIGS[@]}"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/trained.sh: trains (or reuses) the OSM checkpoints that bench/compare.sh times as
-# its "trained" rows (issue 12): each OSM config after 2,000 steps of its table recipe in
+# its "trained" rows: each OSM config after 2,000 steps of its table recipe in
 # configs/paper/tables.json (ts100k for the OSMFormers, recurrent and recurrent_bounded for
 # the OSM-RNNs), same learning rates, seed 1. Checkpoints are large and never committed:
 # they live under a cache folder, ${LIEGRAD_BENCH_CACHE:-ROOT/.cache/bench} (git-ignored).

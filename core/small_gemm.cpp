@@ -286,7 +286,7 @@ void product_n(const float* A, const float* B, float* C, int64_t ldc, float alph
 // factor is the two rows' broadcasts blended, so a row pair costs three FMAs and a blend
 // per k instead of four FMAs; the blend does not take an FMA pipe. A 23³ product from
 // cache on one Zen 5 core: 165 -> 136 ns; accumulating into C (beta = 1), 262 -> 150 ns
-// (docs/performance-log.md, 2026-12-06, session 32). Every broadcast of op(A) sits at a
+// (docs/performance-log.md, 2026-12-06, "paired row tails"). Every broadcast of op(A) sits at a
 // fixed offset from a pointer that moves with k. Each element sums over k in ascending
 // order from zero, as the general kernel does.
 // GCC 12's _mm512_shuffle_f32x4 trips -Wuninitialized on its own undefined-vector idiom.

@@ -42,7 +42,7 @@ void check_shapes(const groups::Group& g, const Shape& h, const Shape& p, const 
 // formed once here: with op(B) = B^T every one of gemm's row blocks transposed P again
 // in 64 x 64 pieces and summed over nn in 64-long slices, each slice reading and writing
 // its block of out again. SO(23)'s readout (4096 x 65 x 529) went from 196-212 to
-// 247-278 GFLOP/s on two threads (docs/performance-log.md, 2026-12-06, session 32).
+// 247-278 GFLOP/s on two threads (docs/performance-log.md, 2026-12-06, "the readout's transpose").
 template <class T>
 void forward(int64_t N, int64_t C, int64_t nn, T alpha, const T* H, const T* P, const T* bias, T* out) {
   std::vector<T> Pt(static_cast<size_t>(nn * C));  // (nn, C)

@@ -12,7 +12,7 @@ RESULTS_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 
 SCREEN = "long_dropout_screen"
 LONG = ["ts100k_long", "ptb100k_long", "recurrent_long", "ts_reading_long", "ptb_reading_long"]
-# Issue 32's target for the best OSMFormer reading at <= 91K parameters: best validation
+# The target for the best OSMFormer reading at <= 91K parameters: best validation
 # BPC, 3 seeds, at or below the paper's (its Table 1) and below our transformer's.
 READING = (("ts_reading_long", "ts100k_long", "Tiny Shakespeare", 2.254),
            ("ptb_reading_long", "ptb100k_long", "Penn Treebank", 1.665))
@@ -241,8 +241,8 @@ def val_curve(path):
 
 
 def reading_progress(results_root, table, base, label, every=2500):
-    """A line per parked (unfinished) run of TABLE (results/parked/TABLE/RUN, the state a
-    session left it in): its validation BPC at equal steps against the mean of the base
+    """A line per parked (unfinished) run of TABLE (results/parked/TABLE/RUN, the state an
+    interrupted sitting left it in): its validation BPC at equal steps against the mean of the base
     table's osmformer-linear seeds (the relative reading at ~100K), every EVERY steps and
     at its last evaluation. [] when no run of TABLE is parked."""
     parked = os.path.join(results_root, "parked", table)
@@ -274,8 +274,8 @@ def reading_progress(results_root, table, base, label, every=2500):
 def claim_osmformer_reading(tables, results_root=RESULTS_ROOT):
     """Claim 1 again with the best reading at <= 91K parameters (osmformer_fidelity's
     ranking: combined grounding, SO(15), 7 layers, one shared Gamma per layer) against the ~100K tables' transformer
-    family, which is not run again. Besides the verdict each dataset states the target of
-    issue 32: best validation BPC at or below the paper's and below our transformer's."""
+    family, which is not run again. Besides the verdict each dataset states the
+    target: best validation BPC at or below the paper's and below our transformer's."""
     ev, parts, complete, running = [], [], True, False
     for table, base, label, paper_val in READING:
         o = model_row(tables.get(table), READING_MODEL)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Makes a fine-tune run directory from a finished group-word run (issue 33): copies its
+"""Makes a fine-tune run directory from a finished group-word run: copies its
 last.json with the training budget changed and, optionally, the readout temperature
 fixed (model.tau; log_tau and its optimizer slots are dropped), so that
 `liegrad train --resume --out DST` continues the same weights under the new settings.

@@ -19,7 +19,6 @@ plan() returns the runs that can be trained now and those waiting (with the reas
 summarize() writes results/TABLE.{json,md} and the convergence plot. Used by
 scripts/reproduce.py; standard library only.
 """
-import glob
 import json
 import os
 import statistics
@@ -325,16 +324,17 @@ def summarize(table_name, table, runs, waiting, chosen, paper, results_root, max
 def bench_speed(table, name):
     """The benchmark training speed (tokens/s, 2 threads, batch 32 x 128) of a run's
     model: the median over rounds of `liegrad bench`'s median in the table's "bench_dir"
-    (a committed bench/compare.sh run, e.g. results/performance/compare-2026-12-01), from
-    the file named by the run's "bench" key (OSM models: their trained-weight row). None
-    when the table or run names none, or the files are missing."""
+    (a committed bench/compare.sh run, e.g. results/performance/compare-2026-12-01, whose
+    rounds are folded into its compare.json), from the row named by the run's "bench" key
+    (OSM models: their trained-weight row). None when the table or run names none, or the
+    run or row is missing."""
     key = spec(table, name).get("bench")
-    if not key or not table.get("bench_dir"):
+    path = os.path.join(ROOT, table.get("bench_dir") or "", "compare.json")
+    if not key or not table.get("bench_dir") or not os.path.exists(path):
         return None
-    speeds = []
-    for path in sorted(glob.glob(os.path.join(ROOT, table["bench_dir"], key + ".liegrad.*.json"))):
-        with open(path) as f:
-            speeds.append(json.load(f)["tokens_per_s"]["median"])
+    with open(path) as f:
+        rounds = json.load(f)["runs"].get(key, {}).get("liegrad", {})
+    speeds = [r["tokens_per_s"]["median"] for r in rounds.values()]
     return statistics.median(speeds) if speeds else None
 
 

@@ -3,6 +3,8 @@
 # every run whose result is not yet in results/, then writes results/TABLE.{json,md}.
 # Resumable: finished runs are skipped, interrupted ones resume from last.json.
 # Usage: scripts/reproduce.sh [--list] [--dry-run] [--commit] [TABLE ...]
+#        scripts/reproduce.sh --summarize-only   every table and generated page from the
+#                                                committed results, training nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Two reproduce streams started together on a fresh clone build one after the other,

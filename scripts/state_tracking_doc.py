@@ -3,10 +3,10 @@
 it, and generated results sections, each stated by fixed rules from the numbers the
 tables wrote (scripts/reproduce.sh through scripts/words_table.py):
 
-- state_tracking_long (issue 33): the outcome per group, the table with one plot of
+- state_tracking_long: the outcome per group, the table with one plot of
   accuracy against length per group, and the published anchors beside our rows;
 - state_tracking_screen: each model's learning rates and the one the long table took;
-- state_tracking (2,000 steps, where issue 33 started): its outcome and table;
+- state_tracking (2,000 steps, the first budget): its outcome and table;
 - the relative drive's gradients, from the state_tracking runs' logs.
 
 A table with no finished run says so. The hand-written section "Exact transitions"
@@ -22,7 +22,7 @@ import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLE = "state_tracking"          # the 2,000-step table
-LONG = "state_tracking_long"      # issue 33's table
+LONG = "state_tracking_long"      # the long table
 SCREEN = "state_tracking_screen"  # its learning-rate screen
 WIDE = "state_tracking_wide"      # the same screen for wider models (baselines at chance)
 OSM = ("osm-rnn", "osmformer")              # model-name prefixes of the group-valued models
@@ -444,7 +444,7 @@ def relative_drive_gradients(results_dir, table=TABLE, prefix="osm-rnn-relative"
 
 
 def gradient_section(runs):
-    """The page's lines on the relative drive's gradients (issue 33, item 5)."""
+    """The page's lines on the relative drive's gradients."""
     if not runs:
         return []
     lines = ["### The relative drive's gradients", "",
@@ -473,7 +473,7 @@ def gradient_section(runs):
 
 def bounded_section(runs, classes=120):
     """The page's lines on the relative drive with bounded mixing (state_tracking_screen,
-    S5): whether its gradients stay bounded and whether it learns (issue 33, item 2)."""
+    S5): whether its gradients stay bounded and whether it learns."""
     if not runs:
         return []
     chance = math.log(classes)
@@ -526,7 +526,7 @@ def table_lines(results_dir, out_path, table, heading):
     return [("####" + l[2:]) if l.startswith("## ") else l for l in lines]
 
 
-# Published anchors for S5 (issue 33): one-layer models, accuracy read from the papers'
+# Published anchors for S5: one-layer models, accuracy read from the papers'
 # figures (approximate), with their training lengths.
 ANCHORS = [
     ("DeltaProduct, 4 Householder factors (Siems et al. 2025)", 128,

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Summaries of group word tables ("kind": "words" in configs/paper/tables.json; the
-state_tracking table of issue 14), called by scripts/reproduce.py.
+state_tracking tables), called by scripts/reproduce.py.
 
 Reads every finished run's result.json (written by `liegrad train` on a words:<group>
 dataset: test scores by length, steps_to_99, parameters) and writes

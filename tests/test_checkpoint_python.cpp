@@ -1,4 +1,4 @@
-// Checkpoints read by other languages (issue 5 item 5, issue 6 item 2): tiny models are
+// Checkpoints read by other languages (numpy and PyTorch): tiny models are
 // trained through train::run_training on a small generated text, then
 // examples/load_checkpoint.py (numpy) and bench/torch_reference.py (PyTorch) reload
 // last.json and recompute the BPC / mean loss on the same text, which must agree with

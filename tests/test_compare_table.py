@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Tests of bench/compare_table.py on synthetic runs (no timing, no torch): medians with
-the rounds' range for each side, osmformer-linear's trained / init ratio from paired
-rounds, the STREAM bandwidth line, the roofline table from `liegrad bench`'s roofline
-fields, and that runs without them (older JSON) leave that table out. Registered with
-CTest (tests/CMakeLists.txt); standard library only."""
+"""Tests of bench/compare_table.py on synthetic runs (no timing, no torch): the per-round
+files folded into one compare.json that keeps every round verbatim and prints the same
+tables, medians with the rounds' range for each side, osmformer-linear's trained / init
+ratio from paired rounds, the STREAM bandwidth line, the roofline table from `liegrad
+bench`'s roofline fields, and that runs without them (older JSON) leave that table out.
+Registered with CTest (tests/CMakeLists.txt); standard library only."""
 import json
 import os
 import subprocess
@@ -56,10 +57,20 @@ def write_runs(out, rounds, with_roofline=True, torch_coretype=None, blas_thread
         put("cores", "liegrad", r, {"op": "cores", "slowest_over_fastest": [0.7, 0.95, 1.0, 0.8, 0.9][i]})
 
 
-def table(out, rounds):
-    return subprocess.run([sys.executable, SCRIPT, out, "2", "10", str(rounds), "0 0 0", "0 0 0", "osmformer-linear",
-                           os.path.join(ROOT, "configs", "osmformer-linear.json")],
+def fold(out, rounds, folded):
+    """Folds OUT's per-round files into FOLDED (compare.json); returns the printed tables."""
+    return subprocess.run([sys.executable, SCRIPT, "fold", out, "--out", folded, "--threads", "2", "--steps", "10",
+                           "--warmup", "2", "--rounds", str(rounds), "--load-start", "0 0 0", "--load-end", "0 0 0",
+                           "--trained", "osmformer-linear", os.path.join(ROOT, "configs", "osmformer-linear.json")],
                           check=True, capture_output=True, text=True).stdout
+
+
+def table(out, rounds):
+    folded = os.path.join(out, "compare.json")
+    printed = fold(out, rounds, folded)
+    again = subprocess.run([sys.executable, SCRIPT, folded], check=True, capture_output=True, text=True).stdout
+    assert printed == again, "the folded run prints other tables than the per-round files"
+    return printed
 
 
 class CompareTable(unittest.TestCase):
@@ -84,6 +95,35 @@ class CompareTable(unittest.TestCase):
             header = [line for line in text.splitlines() if "step of bound" in line][0]
             self.assertNotIn("| dense |", header)
             self.assertNotIn("| other |", header)
+
+    def test_fold_keeps_every_round_verbatim(self):
+        with tempfile.TemporaryDirectory() as out:
+            write_runs(out, 5)
+            with open(os.path.join(out, "broken.torch.9.json"), "w") as f:
+                f.write("{not json")  # a run that failed half-way is left out, as before
+            folded = os.path.join(out, "compare.json")
+            fold(out, 5, folded)
+            with open(folded) as f:
+                run = json.load(f)
+            self.assertEqual(run["format"], "liegrad-compare-1")
+            self.assertEqual((run["threads"], run["steps"], run["warmup"], run["rounds"]), (2, 10, 2, 5))
+            self.assertEqual(run["configs"], ["osmformer-linear"])
+            self.assertEqual(run["trained"], ["osmformer-linear"])
+            self.assertFalse(run["default_set"])
+            self.assertNotIn("broken", run["runs"])
+            for r in range(1, 6):
+                with open(os.path.join(out, "osmformer-linear.liegrad.%d.json" % r)) as f:
+                    self.assertEqual(run["runs"]["osmformer-linear"]["liegrad"][str(r)], json.load(f))
+            self.assertEqual(sorted(run["runs"]["stream"]["liegrad"], key=int), ["1", "2", "3", "4", "5"])
+
+    def test_a_file_that_is_not_a_folded_run_is_refused(self):
+        with tempfile.TemporaryDirectory() as out:
+            path = os.path.join(out, "other.json")
+            with open(path, "w") as f:
+                json.dump({"runs": {}}, f)
+            done = subprocess.run([sys.executable, SCRIPT, path], capture_output=True, text=True)
+            self.assertNotEqual(done.returncode, 0)
+            self.assertIn("not a folded compare.sh run", done.stderr)
 
     def test_few_rounds_and_runs_without_a_roofline(self):
         with tempfile.TemporaryDirectory() as out:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tests of `scripts/reproduce.py --emit-jobs FILE` and `--collect` (issue 15, sweeps as
+"""Tests of `scripts/reproduce.py --emit-jobs FILE` and `--collect` (sweeps as
 scheduler job arrays): one self-contained shell line per missing run, a line that trains
 its run when run on its own, a collect step that copies finished runs and writes the table
 without training anything, and emitted lines that shrink as runs finish. And of `--park`:
