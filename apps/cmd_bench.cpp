@@ -3,9 +3,9 @@
 // `liegrad bench --op gemm [--n 1024] ...`, `liegrad bench --op stream [--mib 128] ...` and
 // `liegrad bench --op cores [--d 16] ...`:
 // training throughput on synthetic tokens with its roofline per op family, the batched
-// exponential with its pullback alone, the float GEMM rate (train/bench.hpp) or the
-// memory bandwidth (train/stream_bench.hpp) or each CPU's speed (train/core_bench.hpp).
-// The command line only, like every apps/cmd_*.cpp: the timing is train/bench.cpp's, and
+// exponential with its pullback alone, the float GEMM rate (measure/bench.hpp) or the
+// memory bandwidth (measure/stream_bench.hpp) or each CPU's speed (measure/core_bench.hpp).
+// The command line only, like every apps/cmd_*.cpp: the timing is measure/bench.cpp's, and
 // bench/ holds the scripts that run this command beside PyTorch.
 #include <cstdio>
 

@@ -1,6 +1,6 @@
 // `liegrad plot RUN_DIR... --out FILE.svg [--title TEXT] [--metric M]`: training and
-// validation BPC against steps for language-model runs (train/plot.hpp), or accuracy
-// against word length for group word runs (train/plot_words.hpp).
+// validation BPC against steps for language-model runs (report/plot.hpp), or accuracy
+// against word length for group word runs (report/plot_words.hpp).
 #include <cstdio>
 
 #include "apps/commands.hpp"

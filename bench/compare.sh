@@ -21,7 +21,7 @@
 # outside git (.cache/bench, or $LIEGRAD_BENCH_CACHE). Each round also times the float
 # GEMM peak (liegrad bench --op gemm, 1024^3), which the FLOP table divides by, and the
 # memory bandwidth (liegrad bench --op stream); every liegrad model run also measures both
-# itself for its roofline per op family (train/roofline.hpp), which the last table shows.
+# itself for its roofline per op family (measure/roofline_table.hpp), which the last table shows.
 # The trained / init ratio is the median over rounds of each round's pair (the trained row
 # runs right after its initialisation row), osmformer-linear's on a line of its own.
 #
@@ -35,7 +35,7 @@
 # docs/performance.md is generated from the newest run of the default rows
 # (bench/performance_page.py).
 # bench/ holds these scripts around the `liegrad bench` command (apps/cmd_bench.cpp, whose
-# timing is the library's train/bench.cpp) and the PyTorch side it is compared with.
+# timing is the library's measure/bench.cpp) and the PyTorch side it is compared with.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -23,10 +23,10 @@ sides (the ratio: the median over rounds of that round's trained over initialisa
 tokens/s, every round sweeping every row, with the rounds' range), and osmformer-linear's
 liegrad ratio on a line of its own. Table 3, where liegrad's time goes: the share of a
 training step per op family (from `liegrad bench`'s profiled steps), the mean forward
-products of an exponential, the FLOPs per token of train/bench.hpp's count, GFLOP/s and
+products of an exponential, the FLOPs per token of measure/bench.hpp's count, GFLOP/s and
 its fraction of the GEMM peak of the same run (the fastest of liegrad's GEMM, its own
 kernel alone and OpenBLAS's at 1024^3), medians over rounds. Table 4, the roofline
-(train/roofline.hpp) of each liegrad row: per op family the measured time as a fraction
+(measure/roofline_table.hpp) of each liegrad row: per op family the measured time as a fraction
 of its bound (the bound from the family's FLOPs and bytes per token at the GEMM peak and
 the STREAM bandwidth that run measured), and the whole step's bound, measured time and
 fraction; medians over rounds. Rows from runs without a roofline (older JSON) are left

@@ -22,7 +22,7 @@ OpenBLAS's thread count is chosen the same way, after the warm-up: the faster of
 --threads and 1 over two alternating steps (torch's element-wise threads and OpenBLAS's
 own would otherwise share the cores; see openblas_threads_setter), or --blas-threads N.
 
-Training-mode timing mirrors `liegrad bench` (train/bench.cpp): random
+Training-mode timing mirrors `liegrad bench` (measure/bench.cpp): random
 initialisation (liegrad's init distributions), synthetic uniform tokens of the
 config's vocabulary size (65 Tiny Shakespeare, 50 PTB char), recurrent state
 carried across steps as in truncated BPTT, cross-entropy, backward, global-norm
@@ -629,7 +629,7 @@ def nll_sum(logits, y):
 
 
 def evaluate(model, ids, seq_len, batch=16):
-    """train/evaluate.cpp's windows; returns (nats per symbol, predictions)."""
+    """tasks/evaluate.cpp's windows; returns (nats per symbol, predictions)."""
     N = ids.numel()
     starts = list(range(0, N - 1, seq_len))
     total = 0.0

@@ -5,13 +5,13 @@
 
 An independent reading of docs/checkpoint.md (the format, the group coordinate
 orders, the real form of complex groups) and of docs/models.md (the
-models), written against the C++ in models/, groups/ and train/evaluate.cpp. All
+models), written against the C++ in models/, groups/ and tasks/evaluate.cpp. All
 five model types load: osmformer, osm_rnn, transformer, lstm, exprnn (algebra or
 manifold group parameters, identity / linear / lowrank / bounded mixing, every group
 spelling make_group accepts). Only numpy is needed; everything runs in float64.
 
 BPC is computed as `liegrad eval --checkpoint F --text FILE` does
-(train/evaluate.hpp, docs/models.md §7): every symbol after the first is predicted once;
+(tasks/evaluate.hpp, docs/models.md §7): every symbol after the first is predicted once;
 transformers read consecutive non-overlapping windows of train.seq_len (the last
 one shorter); recurrent models start from their initial state at the first
 symbol and carry it to the end with batch 1, window by window.
@@ -619,7 +619,7 @@ def build_model(j, params, source):
 
 
 def evaluate_bpc(model, ids, seq_len, batch=16):
-    """Sum of -ln p over the windows of train/evaluate.cpp; returns (bpc, nats, predictions)."""
+    """Sum of -ln p over the windows of tasks/evaluate.cpp; returns (bpc, nats, predictions)."""
     N = ids.size
     starts = list(range(0, N - 1, seq_len))
     total = 0.0

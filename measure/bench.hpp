@@ -12,8 +12,8 @@
 // max(2, steps/4) further steps with the timers on, so they never touch the
 // throughput) and the peak resident memory of the process. With `roofline` on (the
 // default) it then measures the float GEMM peak (bench_gemm) and the memory bandwidth
-// (bench_stream, train/stream_bench.hpp) in the same process and reports each family's
-// roofline (train/roofline.hpp); these run after the peak memory is read, so their
+// (bench_stream, measure/stream_bench.hpp) in the same process and reports each family's
+// roofline (measure/roofline_table.hpp); these run after the peak memory is read, so their
 // arrays do not count in it.
 //
 // bench_expm: the batched exponential of N random n x n skew-symmetric matrices of
@@ -49,7 +49,7 @@ struct BenchOptions {
   // on stream_mib MiB arrays, `roof_repeats` timed runs each.
   bool roofline = true;
   int64_t peak_n = 1024;
-  int64_t stream_mib = 128;  // kDefaultStreamMib (train/stream_bench.hpp)
+  int64_t stream_mib = 128;  // kDefaultStreamMib (measure/stream_bench.hpp)
   int roof_repeats = 5;
 };
 

@@ -1,6 +1,6 @@
 // The roofline of a training step, per op family: each family's FLOPs and bytes per
 // token (models/roofline.hpp) against the machine's float GEMM peak and memory bandwidth
-// measured in the same run (train/bench.hpp's bench_gemm, train/stream_bench.hpp), and
+// measured in the same run (measure/bench.hpp's bench_gemm, measure/stream_bench.hpp), and
 // the family's measured time (its share of the profiled steps, core/profile.hpp, times
 // the median timed step) against that bound:
 //

@@ -1,5 +1,5 @@
 // Memory bandwidth, STREAM-triad style, for `liegrad bench --op stream` and the
-// roofline of `liegrad bench` (train/roofline.hpp): a[i] = b[i] + s c[i] on float arrays
+// roofline of `liegrad bench` (measure/roofline_table.hpp): a[i] = b[i] + s c[i] on float arrays
 // of `mib` MiB each, split over the OpenMP threads (first touch by the same split, so
 // each thread streams its own pages), counted as STREAM counts it: 3 x 4 bytes per
 // element and pass (the write-allocate read of a is not counted). The arrays should be

@@ -3,7 +3,7 @@
 // accessors (layer_probing(), group_state_readout()), never by its class, and says in
 // one line when the model lacks it (nullptr). The built-in OSMFormer offers
 // LayerProbing (`liegrad probe`), the OSM-RNN GroupStateReadout (the group-structure
-// diagnosis of word tasks, train/word_diagnosis.hpp); a registered or plugin model
+// diagnosis of word tasks, tasks/word_diagnosis.hpp); a registered or plugin model
 // offers either by deriving from the interface and overriding the accessor:
 //
 //   template <class T> class MyRnn : public ModelBase<T>, public GroupStateReadout<T> {
@@ -47,7 +47,7 @@ class LayerProbing {
 
 // A model whose state after each position is a group element H_t (n x n) read out by
 // comparing it with one prototype P_c per class (the OSM-RNN), so the group structure
-// of a word task can be checked on it (train/word_diagnosis.hpp).
+// of a word task can be checked on it (tasks/word_diagnosis.hpp).
 template <class T>
 class GroupStateReadout {
  public:

@@ -73,7 +73,7 @@ template class ExpRnn<float>;
 template class ExpRnn<double>;
 
 ModelSpec exprnn_spec() {
-  // 6 h^2 + 6 h V + 6 h^3 P FLOPs (train/bench.hpp), split per family in models/exprnn_cost.cpp.
+  // 6 h^2 + 6 h V + 6 h^3 P FLOPs (measure/bench.hpp), split per family in models/exprnn_cost.cpp.
   return model_spec<ExpRnn>("exprnn", {.knob = integer_knob("hidden", 2, 4096), .costs_per_token = exprnn_costs});
 }
 

@@ -79,7 +79,7 @@ template class Lstm<float>;
 template class Lstm<double>;
 
 ModelSpec lstm_spec() {
-  // 48 L h^2 + 6 h V FLOPs (train/bench.hpp), split per family in models/lstm_cost.cpp.
+  // 48 L h^2 + 6 h V FLOPs (measure/bench.hpp), split per family in models/lstm_cost.cpp.
   return model_spec<Lstm>("lstm", {.knob = integer_knob("hidden", 2, 4096), .costs_per_token = lstm_costs});
 }
 

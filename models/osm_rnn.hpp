@@ -7,7 +7,7 @@
 // (u_t = Gamma (vee(Pi(H_t* M_x)) + vee(Pi(M_x)))), or element (u_t = Gamma b_x with
 // M_x = exp(hat(b_x)): with Gamma = I the step is H <- H M_x, the group automaton's own
 // step; needs group_param algebra). token and element transitions N_x = exp(hat(u_x))
-// depend on the symbol only (transitions(), train/word_diagnosis.hpp).
+// depend on the symbol only (transitions(), tasks/word_diagnosis.hpp).
 // readout: prototypes (default; learned P_c) or tied (P_c = N_c, the transition of input
 // symbol c: needs a token or element drive and as many classes as input symbols, as in
 // a word problem with inputs drawn from all of G; liegrad's addition for state tracking,

@@ -7,7 +7,7 @@
 //   - the config keys the model reads besides "type" and "comment" (`liegrad params
 //     --help`), recorded from what its constructor reads (config_keys), never listed by hand;
 //   - optionally the size knob `liegrad params --match N` searches (param_search.hpp);
-//   - optionally the training FLOPs per token `liegrad bench` reports (train/bench.hpp),
+//   - optionally the training FLOPs per token `liegrad bench` reports (measure/bench.hpp),
 //     and their split per op family with the bytes each family moves (models/roofline.hpp).
 // make_model, match_parameter_count and training_flops_per_token look the type up
 // here; an unknown type is the same one-line ConfigError from each (find_model_spec).
@@ -73,7 +73,7 @@ struct SizeKnob {
   explicit operator bool() const { return static_cast<bool>(match); }
 };
 
-// Matrix-product FLOPs of one training step per token (conventions in train/bench.hpp)
+// Matrix-product FLOPs of one training step per token (conventions in measure/bench.hpp)
 // of a resolved model config, for V input symbols, windows of seq_len tokens and the
 // measured forward products of exponentials per token.
 using FlopsPerToken = std::function<double(const nlohmann::json& resolved, int64_t vocab, int64_t seq_len,

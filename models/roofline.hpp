@@ -3,9 +3,9 @@
 // one formula per model type, registered in its entry (a built-in type's is in its cost
 // file beside its forward, models/<model>_cost.cpp; the conventions in
 // models/roofline.cpp). The FLOPs are the count `liegrad bench` has always reported
-// (train/bench.hpp): a built-in type's registry entry computes its flops_per_token as
+// (measure/bench.hpp): a built-in type's registry entry computes its flops_per_token as
 // these families' FLOPs summed (flops_from_costs), so the total and the split are one
-// count. `liegrad bench` turns the costs into a roofline (train/roofline.hpp).
+// count. `liegrad bench` turns the costs into a roofline (measure/roofline_table.hpp).
 #pragma once
 #include <array>
 #include <cstdint>

@@ -138,7 +138,7 @@ ModelSpec transformer_spec() {
                   const int64_t heads = resolved_key(resolved, "heads").get<int64_t>();
                   return integer_knob("D", heads, 4096, heads).match(config, resolved, target, count);
                 }};
-  // L (72 D^2 + 6 T D) + 6 D V FLOPs (train/bench.hpp), split per family in
+  // L (72 D^2 + 6 T D) + 6 D V FLOPs (measure/bench.hpp), split per family in
   // models/transformer_cost.cpp.
   return model_spec<Transformer>("transformer", {.knob = knob, .costs_per_token = transformer_costs});
 }

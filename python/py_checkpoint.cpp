@@ -1,6 +1,6 @@
 // liegrad.load(path) -> Checkpoint: a trained model with its configuration, vocabulary
 // and parameters, evaluated and sampled by the same code as `liegrad eval --text` and
-// `liegrad sample` (train/evaluate.hpp, train/sample.hpp), with the same thread count
+// `liegrad sample` (tasks/evaluate.hpp, train/sample.hpp), with the same thread count
 // (the checkpoint's train.threads). The GIL is released while they run.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>

@@ -1,6 +1,6 @@
 // plot_word_accuracy_svg: accuracy against word length for one or several group
 // word runs (data.dataset "words:<group>"), read from each DIR/result.json's "test"
-// scores (train/word_eval.hpp), drawn as one self-contained SVG: one line with
+// scores (tasks/word_eval.hpp), drawn as one self-contained SVG: one line with
 // markers per run, lengths on a log2 axis, accuracy from 0 to 1, a dashed line at
 // chance (1/|G|) when every run has the same group, and a dotted line at the
 // longest training length when every run has the same one.

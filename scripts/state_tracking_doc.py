@@ -170,7 +170,7 @@ multiplies the state by a learned transition `N_x` per input symbol, so the grou
 structure says what an exact solution is: `x ↦ N_x` a representation of G
 (`N_a N_b = N_{a·b}`, `N_g^{ord g} = I`) and prototypes `P_c = N_c`. `liegrad eval` on a
 word checkpoint, and the `diagnosis` entry of a words run's `result.json`, report
-(train/word_diagnosis.hpp):
+(tasks/word_diagnosis.hpp):
 
 - the **homomorphism defect** `max ‖N_a N_b − N_{a·b}‖_F` (and its mean) over input pairs
   whose product is an input, and the **order defect** `max ‖N_g^{ord g} − I‖_F`: a defect
@@ -670,7 +670,7 @@ def diagnosis_lines(results_dir, table, heading):
     if not rows:
         return []
     lines = [heading, "",
-             "From the `diagnosis` of each finished run of `%s` (train/word_diagnosis.hpp; means over the "
+             "From the `diagnosis` of each finished run of `%s` (tasks/word_diagnosis.hpp; means over the "
              "finished seeds). Rule for the last column: a row that does not reach 0.99 test accuracy per "
              "position at the shortest length is stopped by its transitions when no direction is exact, else "
              "by its readout; one that fits short words but not the longest is stopped by drift when its "

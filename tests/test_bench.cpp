@@ -41,7 +41,7 @@ TEST_CASE("bench: the JSON report of a training benchmark and of --checkpoint") 
   CHECK(total == doctest::Approx(1.0).epsilon(0.02));
   // The FLOP count includes the exponentials actually run: SO(4) exponents at init take
   // Taylor degrees up to 12 without squaring (1 to 4 forward products each), and the
-  // count is the closed form of train/bench.hpp with those products.
+  // count is the closed form of measure/bench.hpp with those products.
   const double products = fresh["exp_mean_products"].get<double>();
   CHECK(products >= 1.0);
   CHECK(products <= 4.0);

@@ -1,7 +1,7 @@
 // Optional model capabilities (models/capabilities.hpp): which built-in types offer the
 // layer probe and the group-state readout, and a model registered from outside models/
 // (as a plugin would) that offers the group-state readout and so gets the word
-// diagnosis (train/word_diagnosis.hpp) with no change to the diagnosis; `liegrad probe`
+// diagnosis (tasks/word_diagnosis.hpp) with no change to the diagnosis; `liegrad probe`
 // on a model without a layer probe says so in one line, and probes one with it.
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
 // The roofline of `liegrad bench`: the per-family FLOP and byte formulas of the models'
 // cost files (models/<model>_cost.cpp) against counts worked out by hand on tiny
-// models, the bounds of train/roofline.cpp on hand-made numbers, and the bench's JSON
+// models, the bounds of measure/roofline_table.cpp on hand-made numbers, and the bench's JSON
 // (`roofline` fields, `--op stream`) on a tiny config. No time is asserted: only
 // structure, and that the fractions are positive and finite.
 #include <doctest/doctest.h>
@@ -72,7 +72,7 @@ TEST_CASE("roofline: per-family FLOPs and bytes of a one-layer OSMFormer, by han
   CHECK(c[Family::Dense].bytes == 0);
   CHECK_FALSE(c.other().derived);
   CHECK(c.other().note.find("not derived") != std::string::npos);
-  // One count: the families' FLOPs are the registry's total (train/bench.hpp's closed
+  // One count: the families' FLOPs are the registry's total (measure/bench.hpp's closed
   // form, 768 + 2 (768 + 216) + 960 + 6 n^3 P = 5616).
   CHECK(c.flops() == doctest::Approx(5616));
   CHECK(measure::training_flops_per_token(osmf, 10, 8, 5.0) == doctest::Approx(c.flops()));

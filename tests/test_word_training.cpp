@@ -1,4 +1,4 @@
-// Per-position classification for group word tasks (train/word_eval.hpp and the
+// Per-position classification for group word tasks (tasks/word_eval.hpp and the
 // trainer's words path): the loss and the three accuracies against a hand
 // computation, readouts sized by the class count for every model, configuration
 // errors naming the key and value, a run that leaves its scores by length and

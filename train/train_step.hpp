@@ -1,5 +1,5 @@
 // One training step, the one `liegrad train` (train/trainer.cpp) and `liegrad bench`
-// (train/bench.cpp) both run: zero the gradients, clear the tape, the forward pass
+// (measure/bench.cpp) both run: zero the gradients, clear the tape, the forward pass
 // (carrying `state` when given), the mean cross-entropy over every position, backward,
 // clipping the gradients to norm `clip`, the optimizer step at `lr`. The hooks put the
 // data-parallel trainer's collectives between them (the loss over the ranks, the
