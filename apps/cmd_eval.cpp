@@ -31,7 +31,7 @@ std::vector<int64_t> parse_lengths(const std::string& text) {
     char* end = nullptr;
     const long long v = std::strtoll(item.c_str(), &end, 10);
     if (item.empty() || *end != '\0') throw UsageError("--lengths expects integers separated by commas, got '" + text + "'");
-    data::check_word_length(v, "--lengths");
+    data::check_eval_word_length(v, "--lengths");
     out.push_back(v);
   }
   if (out.empty()) throw UsageError("--lengths expects at least one length");

@@ -62,7 +62,7 @@ void parse_word_data(ConfigReader& d, DataConfig& c) {
       if (!x.is_number_integer())
         throw ConfigError("data.eval_lengths: expected integer lengths, got " + x.dump());
       try {
-        data::check_word_length(x.get<int64_t>(), "data.eval_lengths");
+        data::check_eval_word_length(x.get<int64_t>(), "data.eval_lengths");
       } catch (const ValueError& e) {
         throw ConfigError(e.what());
       }

@@ -137,6 +137,11 @@ class Run {
     if (rc_.data.words()) {
       words_ = std::make_unique<data::WordTask>(data::word_group_of(rc_.data.dataset), rc_.data.inputs);
       model_ = models::make_model<float>(rc_.model, words_->input_vocab(), t.seed, words_->classes());
+      try {  // before training: a transformer cannot read data.eval_lengths past its one-pass limit
+        check_word_eval_lengths(*model_, rc_.data.eval_lengths, "data.eval_lengths");
+      } catch (const ValueError& e) {
+        throw ConfigError(e.what());
+      }
     } else {
       corpus_ = data::load_corpus(rc_.data.dataset, opt.data_dir, rc_.data.val_frac, rc_.data.test_frac);
       if (static_cast<int64_t>(corpus_.train.size()) < t.seq_len + 2)
