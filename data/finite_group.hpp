@@ -1,31 +1,53 @@
-// Small finite groups for the group word problems (data/group_words.hpp), each
-// given as a group of permutations of n points with its full multiplication table:
-//   Z<n>  cyclic, 2 <= n <= 256: element k is the rotation i -> i + k (mod n), so
-//         class id k is the residue k and the product is addition mod n;
-//   S<n>  symmetric, 2 <= n <= 6: all n! permutations in lexicographic order;
-//   A<n>  alternating, 3 <= n <= 6: the even permutations in lexicographic order.
+// Finite groups for the group word problems (data/group_words.hpp), each given as a
+// group of permutations of n points:
+//   Z<n>      cyclic, 2 <= n <= 256: element k is the rotation i -> i + k (mod n), so
+//             class id k is the residue k and the product is addition mod n;
+//   S<n>      symmetric, 2 <= n <= 7: all n! permutations in lexicographic order;
+//   A<n>      alternating, 3 <= n <= 7: the even permutations in lexicographic order;
+//   PSL2_<p>  PSL(2,p) for the primes p = 5, 7, 11, 13, acting on the p + 1 points of
+//             the projective line over F_p (points 0..p-1 are the field elements, point
+//             p is infinity) by the Moebius maps x -> (ax + b)/(cx + d), ad - bc = 1;
+//             the elements are generated from S: x -> -1/x and T: x -> x + 1 and
+//             listed in lexicographic order. S and T generate the modular group
+//             SL(2,Z)/{+-1} (Serre 1973, "A Course in Arithmetic", ch. VII, Thm. 2) and
+//             reduction mod p maps SL(2,Z) onto SL(2,F_p) (Shimura 1971, "Introduction
+//             to the Arithmetic Theory of Automorphic Functions", Lemma 1.38), so they
+//             generate PSL(2,p), of order p(p^2 - 1)/2: 60 (isomorphic to A5), 168, 660,
+//             1092.
 // Element 0 is always the identity. A permutation is stored as its image list p
 // (p[i] = image of point i). Products read left to right, "a then b":
 //   (a . b)[i] = b[a[i]],
 // so the running product x_1 . x_2 . ... . x_t of a word is the state of a right
 // action H <- H . x, as in the OSM update H <- H exp(...).
+//
+// Products of groups of order <= kMaxTabulatedOrder come from a multiplication table
+// built once (|G|^2 ints: 4 MB at 1,024 elements, about the size of a last-level cache);
+// larger groups (A7: 2,520 elements, whose table would take 25 MB; S7: 5,040, 102 MB)
+// compute each product: compose the two permutations (n <= 14 points) and look the
+// result up in a hash map from the packed permutation to its id, built once.
+//
 // Standard generating sets (Coxeter & Moser 1980, ch. 6): Z<n> by 1; S<n> by the
 // transposition (0 1) and the n-cycle (0 1 ... n-1); A<n> by the 3-cycles
-// (0 1 k), k = 2..n-1.
+// (0 1 k), k = 2..n-1; PSL2_<p> by S and T above (S of order 2, T of order p).
 // Why these groups: S5 and A5 are the smallest non-solvable groups, whose word
-// problem is NC1-complete (Barrington 1989); Z2 (parity) and S3 are solvable.
+// problem is NC1-complete (Barrington 1989); Z2 (parity) and S3 are solvable; A<n>
+// (n >= 5) and PSL(2,p) (p >= 5) are simple, PSL(2,7) the second smallest
+// non-abelian simple group.
 #pragma once
 #include <cstdint>
-#include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace liegrad::data {
 
+// Groups up to this order get a multiplication table; larger ones compute products.
+inline constexpr int64_t kMaxTabulatedOrder = 1024;
+
 class FiniteGroup {
  public:
-  // name: "Z<n>", "S<n>" or "A<n>" as above. Anything else throws ValueError
-  // naming the name and the known families.
+  // name: "Z<n>", "S<n>", "A<n>" or "PSL2_<p>" as above. Anything else throws
+  // ValueError naming the name and the known families.
   explicit FiniteGroup(const std::string& name);
 
   const std::string& name() const { return name_; }
@@ -36,20 +58,28 @@ class FiniteGroup {
   const std::vector<int32_t>& element(int32_t id) const;
   // The id of a . b ("a then b"); no range check (ids come from this group).
   int32_t multiply(int32_t a, int32_t b) const {
-    return table_[static_cast<size_t>(a) * elements_.size() + static_cast<size_t>(b)];
+    if (!table_.empty()) return table_[static_cast<size_t>(a) * elements_.size() + static_cast<size_t>(b)];
+    return computed_product(a, b);
   }
+  // The id of a^-1; no range check.
+  int32_t inverse(int32_t a) const;
+  // True when products come from a table (order <= kMaxTabulatedOrder).
+  bool tabulated() const { return !table_.empty(); }
   // The id of permutation p (n); ValueError when p is not an element of the group.
   int32_t id_of(const std::vector<int32_t>& p) const;
   // The standard generating set, as element ids in a fixed order.
   std::vector<int32_t> standard_generators() const;
 
  private:
+  int32_t computed_product(int32_t a, int32_t b) const;
+  int32_t id_of_packed(uint64_t key) const;
+
   std::string name_;
-  char family_ = 'Z';
-  int64_t n_ = 0;
+  char family_ = 'Z';  // 'Z', 'S', 'A' or 'P' (PSL2_<p>)
+  int64_t n_ = 0;      // points permuted (p + 1 for PSL2_<p>)
   std::vector<std::vector<int32_t>> elements_;  // (|G|, n)
-  std::map<std::vector<int32_t>, int32_t> ids_;
-  std::vector<int32_t> table_;  // (|G|, |G|): table_[a*|G| + b] = id of a . b
+  std::unordered_map<uint64_t, int32_t> ids_;   // packed permutation -> id
+  std::vector<int32_t> table_;  // (|G|, |G|): table_[a*|G| + b] = id of a . b; empty when computed
 };
 
 // The families and their size limits, for messages: "Z<n> (2..256)", ...

@@ -1,6 +1,8 @@
 // Group word generation, training batches and evaluation sets (see group_words.hpp).
 #include "data/group_words.hpp"
 
+#include <algorithm>
+
 #include "core/errors.hpp"
 #include "data/batcher_state.hpp"
 
@@ -35,6 +37,13 @@ void check_word_length(int64_t length, const std::string& what) {
   if (length > kMaxWordLength)
     throw ValueError(what + ": length " + std::to_string(length) + " is over the limit of " +
                      std::to_string(kMaxWordLength));
+}
+
+void check_eval_word_length(int64_t length, const std::string& what) {
+  if (length < 1) throw ValueError(what + ": a word length must be >= 1, got " + std::to_string(length));
+  if (length > kMaxStreamedWordLength)
+    throw ValueError(what + ": length " + std::to_string(length) + " is over the limit of " +
+                     std::to_string(kMaxStreamedWordLength) + " for evaluation words");
 }
 
 uint64_t word_split_seed(uint64_t run_seed, WordSplit split) {
@@ -133,11 +142,75 @@ void WordBatcher::set_state(const std::string& s) {
     read_batcher_state(s, "words-v2", {B_, min_len_, max_len_, curriculum_}, "WordBatcher", describe, drawn_, rng_);
 }
 
+namespace {
+
+// The generator of the evaluation words of (run seed, split, length): word_eval_set
+// draws `count` words from it one after the other, as WordTask::sample does.
+Rng eval_set_rng(uint64_t run_seed, WordSplit split, int64_t length) {
+  return Rng(mix64(word_split_seed(run_seed, split) ^ mix64(static_cast<uint64_t>(length))));
+}
+
+}  // namespace
+
 Batch word_eval_set(const WordTask& task, uint64_t run_seed, WordSplit split, int64_t length, int64_t count) {
   check_word_length(length, "evaluation length");
   if (count < 1) throw ValueError("evaluation words: count must be >= 1, got " + std::to_string(count));
-  Rng rng(mix64(word_split_seed(run_seed, split) ^ mix64(static_cast<uint64_t>(length))));
+  Rng rng = eval_set_rng(run_seed, split, length);
   return task.sample(rng, count, length);
+}
+
+WordStream::WordStream(const WordTask& task, uint64_t run_seed, WordSplit split, int64_t length, int64_t count)
+    : task_(&task), length_(length) {
+  check_eval_word_length(length, "evaluation length");
+  if (count < 1) throw ValueError("evaluation words: count must be >= 1, got " + std::to_string(count));
+  // The draws of WordTask::sample: one rng.integer(V) per symbol, word after word.
+  Rng rng = eval_set_rng(run_seed, split, length);
+  const int64_t V = task.input_vocab();
+  starts_.reserve(static_cast<size_t>(count));
+  for (int64_t b = 0; b < count; ++b) {
+    starts_.push_back(rng);
+    for (int64_t t = 0; t < length; ++t) rng.integer(V);
+  }
+  position_ = length_;  // nothing started
+}
+
+void WordStream::start(int64_t first, int64_t rows) {
+  if (first < 0 || rows < 1 || first + rows > count())
+    throw ValueError("WordStream: words [" + std::to_string(first) + ", " + std::to_string(first + rows) +
+                     ") are not within the " + std::to_string(count()) + " words of the stream");
+  cursors_.assign(starts_.begin() + first, starts_.begin() + first + rows);
+  products_.assign(static_cast<size_t>(rows), task_->group().identity());
+  position_ = 0;
+}
+
+Batch WordStream::next(int64_t chunk) {
+  if (chunk < 1) throw ValueError("WordStream: chunk must be >= 1, got " + std::to_string(chunk));
+  if (cursors_.empty() || finished())
+    throw ValueError("WordStream: no started words left to read (position " + std::to_string(position_) + " of " +
+                     std::to_string(length_) + ")");
+  const int64_t rows = static_cast<int64_t>(cursors_.size()), len = std::min(chunk, length_ - position_);
+  const int64_t V = task_->input_vocab();
+  const FiniteGroup& G = task_->group();
+  Batch out;
+  out.B = rows;
+  out.T = len;
+  out.starts_new_pass = position_ == 0;
+  out.inputs.resize(static_cast<size_t>(rows * len));
+  out.targets.resize(static_cast<size_t>(rows * len));
+  for (int64_t b = 0; b < rows; ++b) {
+    Rng& rng = cursors_[static_cast<size_t>(b)];
+    int32_t y = products_[static_cast<size_t>(b)];
+    for (int64_t t = 0; t < len; ++t) {
+      const auto i = static_cast<size_t>(b * len + t);
+      const auto s = static_cast<int32_t>(rng.integer(V));
+      y = G.multiply(y, task_->element_of(s));
+      out.inputs[i] = s;
+      out.targets[i] = y;
+    }
+    products_[static_cast<size_t>(b)] = y;
+  }
+  position_ += len;
+  return out;
 }
 
 }  // namespace liegrad::data

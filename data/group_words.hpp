@@ -17,6 +17,11 @@
 // uniform in [min_len, max_len] per batch and B words of that length (rows of a
 // batch share L, so no padding or masking is needed). Evaluation sets are fixed
 // per (run seed, split, length): the same words whatever else is evaluated.
+//
+// Words longer than kMaxWordLength are only evaluated, and only streamed: WordStream
+// yields the same words as word_eval_set, chunk by chunk, so a recurrent model can
+// read words of up to kMaxStreamedWordLength positions carrying its state, in memory
+// that does not grow with the length (one Rng per word and one chunk of symbols).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -31,8 +36,12 @@
 
 namespace liegrad::data {
 
-// The longest word liegrad generates, for training or evaluation.
+// The longest word liegrad generates as one batch: training words, and evaluation
+// words read in one pass (the transformers, which carry no recurrent state).
 inline constexpr int64_t kMaxWordLength = 4096;
+// The longest evaluation word, read by recurrent models in chunks (WordStream):
+// 1,024 times the usual training length of 64.
+inline constexpr int64_t kMaxStreamedWordLength = 65536;
 
 // True for "words:<group>" dataset names.
 bool is_word_dataset(std::string_view dataset);
@@ -40,6 +49,8 @@ bool is_word_dataset(std::string_view dataset);
 std::string word_group_of(const std::string& dataset);
 // Throws ValueError "<what>: ..." unless 1 <= length <= kMaxWordLength.
 void check_word_length(int64_t length, const std::string& what);
+// Throws ValueError "<what>: ..." unless 1 <= length <= kMaxStreamedWordLength.
+void check_eval_word_length(int64_t length, const std::string& what);
 
 enum class WordSplit { Train = 0, Val = 1, Test = 2 };
 // The seed of a split's stream: 0x9E3779B97F4A7C15 + 3 * run_seed + split (mod 2^64),
@@ -103,5 +114,37 @@ class WordBatcher {
 // from a generator seeded by the split's seed and the length. ValueError when the
 // length is outside [1, kMaxWordLength] or count < 1.
 Batch word_eval_set(const WordTask& task, uint64_t run_seed, WordSplit split, int64_t length, int64_t count);
+
+// The same fixed evaluation words as word_eval_set, for lengths up to
+// kMaxStreamedWordLength, read chunk by chunk: start(first, rows) begins words
+// [first, first + rows) at position 0, and each next(chunk) returns their next
+// min(chunk, length - position()) positions as inputs and targets (rows, len), the
+// targets continuing the running products. Holds one generator state per word
+// (found once by drawing every word through, without storing it) and the current
+// chunk, never a whole word. The task must outlive the stream.
+class WordStream {
+ public:
+  // ValueError when the length is outside [1, kMaxStreamedWordLength] or count < 1.
+  WordStream(const WordTask& task, uint64_t run_seed, WordSplit split, int64_t length, int64_t count);
+  WordStream(WordTask&&, uint64_t, WordSplit, int64_t, int64_t) = delete;
+
+  int64_t length() const { return length_; }
+  int64_t count() const { return static_cast<int64_t>(starts_.size()); }
+  // ValueError unless 0 <= first, rows >= 1 and first + rows <= count().
+  void start(int64_t first, int64_t rows);
+  // The next chunk of the started words; starts_new_pass is true for the first chunk.
+  // ValueError when no words are started, when they are finished or chunk < 1.
+  Batch next(int64_t chunk);
+  int64_t position() const { return position_; }
+  bool finished() const { return position_ >= length_; }
+
+ private:
+  const WordTask* task_;
+  int64_t length_ = 0;
+  std::vector<Rng> starts_;       // (count): each word's generator at its first symbol
+  std::vector<Rng> cursors_;      // (rows): the started words' generators
+  std::vector<int32_t> products_; // (rows): their running products so far
+  int64_t position_ = 0;
+};
 
 }  // namespace liegrad::data

@@ -116,9 +116,9 @@ class Task {
   // The name of the selection criterion: the checkpoint's progress key is "best_" + it.
   virtual std::string criterion_name() const = 0;
 
-  // A training run of this task (loads the data it needs; ConfigError when the run
-  // cannot be made, naming the key).
-  virtual std::unique_ptr<TaskTraining> start_training(const RunSettings& run, bool recurrent_model) = 0;
+  // A training run of this task for `model` (loads the data it needs; ConfigError when
+  // the run cannot be made, naming the key, e.g. a test length the model cannot read).
+  virtual std::unique_ptr<TaskTraining> start_training(const RunSettings& run, const models::Model<float>& model) = 0;
 
   // `liegrad eval`: the scores of `model` as JSON, and their table for people.
   virtual nlohmann::json evaluate(models::Model<float>& model, const RunSettings& run, const EvalRequest& request) = 0;

@@ -139,8 +139,8 @@ class TextTask : public Task {
   }
   std::string criterion_name() const override { return "val_bpc"; }
 
-  std::unique_ptr<TaskTraining> start_training(const RunSettings& run, bool recurrent_model) override {
-    return std::make_unique<TextTraining>(corpus(), run, recurrent_model);
+  std::unique_ptr<TaskTraining> start_training(const RunSettings& run, const models::Model<float>& model) override {
+    return std::make_unique<TextTraining>(corpus(), run, model.recurrent());
   }
 
   nlohmann::json evaluate(models::Model<float>& model, const RunSettings& run, const EvalRequest& request) override {

@@ -44,76 +44,146 @@ int64_t count_correct(const Array<float>& logits, const std::vector<int32_t>& ta
   return n;
 }
 
+namespace {
+
+// Running sums of the word metrics over words read chunk by chunk: rows (B) words,
+// each chunk a (B, len) block of logits (B*len, C) and targets.
+class ScoreSums {
+ public:
+  explicit ScoreSums(int64_t rows) : whole_(static_cast<size_t>(rows), 1) {}
+  // Adds a chunk; `last_chunk` when it ends the words.
+  void add(const Array<float>& logits, const std::vector<int32_t>& targets, int64_t len, bool last_chunk) {
+    const int64_t B = static_cast<int64_t>(whole_.size()), C = logits.shape()[logits.ndim() - 1];
+    const std::vector<double> nll = ag::row_nll(logits, targets);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t t = 0; t < len; ++t) {
+        const int64_t r = b * len + t;
+        loss_ += nll[static_cast<size_t>(r)];
+        const bool ok = row_argmax(logits.data() + r * C, C) == targets[static_cast<size_t>(r)];
+        right_ += ok;
+        if (!ok) whole_[static_cast<size_t>(b)] = 0;
+        if (last_chunk && t == len - 1) last_ += ok;
+      }
+    positions_ += B * len;
+  }
+  // Adds these sums to `into` (sums, not yet means).
+  void merge_into(WordScores& into) const {
+    into.loss += loss_;
+    into.position_acc += static_cast<double>(right_);
+    for (char w : whole_) into.sequence_acc += w;
+    into.final_acc += static_cast<double>(last_);
+  }
+
+ private:
+  double loss_ = 0;
+  int64_t right_ = 0, last_ = 0, positions_ = 0;
+  std::vector<char> whole_;  // (B): 1 while every position of word b is right
+};
+
+// Sums -> means over B words of length T.
+WordScores to_means(WordScores s, int64_t B, int64_t T) {
+  s.length = T;
+  s.sequences = B;
+  s.loss /= static_cast<double>(B * T);
+  s.position_acc /= static_cast<double>(B * T);
+  s.sequence_acc /= static_cast<double>(B);
+  s.final_acc /= static_cast<double>(B);
+  return s;
+}
+
+// Evaluation mode and no tape for the duration of an evaluation.
+struct EvalMode {
+  models::Model<float>& m;
+  bool was;
+  ag::NoGrad no_grad;
+  explicit EvalMode(models::Model<float>& model) : m(model), was(model.training()) { m.set_training(false); }
+  ~EvalMode() { m.set_training(was); }
+};
+
+}  // namespace
+
 WordScores score_words(const Array<float>& logits, const std::vector<int32_t>& targets, int64_t B, int64_t T) {
   check_targets(logits, targets, "score_words");
   if (B < 1 || T < 1 || static_cast<int64_t>(targets.size()) != B * T)
     throw ShapeError("score_words: " + std::to_string(targets.size()) + " targets for a (" + std::to_string(B) + "," +
                      std::to_string(T) + ") batch");
-  const int64_t C = logits.shape()[logits.ndim() - 1];
-  const std::vector<double> nll = ag::row_nll(logits, targets);
-  double total = 0;
-  int64_t right = 0, whole = 0, last = 0;
-  for (int64_t b = 0; b < B; ++b) {
-    bool all = true;
-    for (int64_t t = 0; t < T; ++t) {
-      const int64_t r = b * T + t;
-      total += nll[static_cast<size_t>(r)];
-      const bool ok = row_argmax(logits.data() + r * C, C) == targets[static_cast<size_t>(r)];
-      right += ok;
-      all = all && ok;
-      if (t == T - 1) last += ok;
-    }
-    whole += all;
-  }
+  ScoreSums sums(B);
+  sums.add(logits, targets, T, true);
   WordScores s;
-  s.length = T;
-  s.sequences = B;
-  s.loss = total / static_cast<double>(B * T);
-  s.position_acc = static_cast<double>(right) / static_cast<double>(B * T);
-  s.sequence_acc = static_cast<double>(whole) / static_cast<double>(B);
-  s.final_acc = static_cast<double>(last) / static_cast<double>(B);
-  return s;
+  sums.merge_into(s);
+  return to_means(s, B, T);
 }
 
 WordScores evaluate_words(models::Model<float>& model, const data::Batch& words, int64_t max_positions) {
-  ag::NoGrad no_grad;
-  struct ModeGuard {  // evaluation mode (no dropout) for the duration of the call
-    models::Model<float>& m;
-    bool was;
-    ~ModeGuard() { m.set_training(was); }
-  } guard{model, model.training()};
-  model.set_training(false);
+  const EvalMode mode(model);
   const int64_t B = words.B, T = words.T;
   const int64_t rows = std::max<int64_t>(1, std::min(B, max_positions / T));
-  double loss = 0, right = 0, whole = 0, last = 0;
+  WordScores s;
   for (int64_t b0 = 0; b0 < B; b0 += rows) {
     const int64_t n = std::min(rows, B - b0);
     const auto from = static_cast<std::ptrdiff_t>(b0 * T), to = static_cast<std::ptrdiff_t>((b0 + n) * T);
     const std::vector<int32_t> in(words.inputs.begin() + from, words.inputs.begin() + to);
     const std::vector<int32_t> tg(words.targets.begin() + from, words.targets.begin() + to);
-    const WordScores s = score_words(model.forward(in, n, T, nullptr).value(), tg, n, T);
-    const auto w = static_cast<double>(n);
-    loss += s.loss * w;
-    right += s.position_acc * w;
-    whole += s.sequence_acc * w;
-    last += s.final_acc * w;
+    const Array<float> logits = model.forward(in, n, T, nullptr).value();
+    check_targets(logits, tg, "evaluate_words");
+    ScoreSums sums(n);
+    sums.add(logits, tg, T, true);
+    sums.merge_into(s);
   }
+  return to_means(s, B, T);
+}
+
+WordScores evaluate_word_stream(models::Model<float>& model, data::WordStream& words, int64_t chunk,
+                                int64_t max_positions) {
+  if (chunk < 1) throw ValueError("evaluate_word_stream: chunk must be >= 1, got " + std::to_string(chunk));
+  const int64_t B = words.count(), T = words.length();
+  if (T > chunk && !model.recurrent())
+    throw ValueError("evaluation length " + std::to_string(T) + ": a " + model.type() +
+                     " model has no recurrent state to carry between chunks of " + std::to_string(chunk) + " positions");
+  const EvalMode mode(model);
+  const int64_t rows = std::max<int64_t>(1, std::min(B, max_positions / std::min(chunk, T)));
   WordScores s;
-  s.length = T;
-  s.sequences = B;
-  s.loss = loss / static_cast<double>(B);
-  s.position_acc = right / static_cast<double>(B);
-  s.sequence_acc = whole / static_cast<double>(B);
-  s.final_acc = last / static_cast<double>(B);
-  return s;
+  for (int64_t b0 = 0; b0 < B; b0 += rows) {
+    const int64_t n = std::min(rows, B - b0);
+    words.start(b0, n);
+    models::RecurrentState<float> state;
+    ScoreSums sums(n);
+    while (!words.finished()) {
+      const data::Batch c = words.next(chunk);
+      const Array<float> logits = model.forward(c.inputs, n, c.T, model.recurrent() ? &state : nullptr).value();
+      check_targets(logits, c.targets, "evaluate_word_stream");
+      sums.add(logits, c.targets, c.T, words.finished());
+    }
+    sums.merge_into(s);
+  }
+  return to_means(s, B, T);
+}
+
+void check_word_eval_lengths(const models::Model<float>& model, const std::vector<int64_t>& lengths,
+                             const std::string& what) {
+  for (int64_t L : lengths) {
+    data::check_eval_word_length(L, what);
+    if (L > data::kMaxWordLength && !model.recurrent())
+      throw ValueError(what + ": length " + std::to_string(L) + " is over the limit of " +
+                       std::to_string(data::kMaxWordLength) + " for a " + model.type() +
+                       " model, which reads a word in one pass; recurrent models (osm_rnn, lstm, exprnn) stream "
+                       "words up to " + std::to_string(data::kMaxStreamedWordLength));
+  }
 }
 
 std::vector<WordScores> evaluate_word_lengths(models::Model<float>& model, const data::WordTask& task,
                                               uint64_t run_seed, data::WordSplit split,
                                               const std::vector<int64_t>& lengths, int64_t count) {
-  for (int64_t L : lengths) data::check_word_length(L, "evaluation length");
+  check_word_eval_lengths(model, lengths, "evaluation length");
   std::vector<WordScores> out;
-  for (int64_t L : lengths) out.push_back(evaluate_words(model, data::word_eval_set(task, run_seed, split, L, count)));
+  for (int64_t L : lengths) {
+    if (model.recurrent()) {
+      data::WordStream words(task, run_seed, split, L, count);
+      out.push_back(evaluate_word_stream(model, words));
+    } else {
+      out.push_back(evaluate_words(model, data::word_eval_set(task, run_seed, split, L, count)));
+    }
+  }
   return out;
 }
 

@@ -71,7 +71,7 @@ nlohmann::json parse_words_data(ConfigReader& d, const std::string& dataset) {
     for (const auto& x : v) {
       if (!x.is_number_integer()) throw ConfigError("data.eval_lengths: expected integer lengths, got " + x.dump());
       try {
-        data::check_word_length(x.get<int64_t>(), "data.eval_lengths");
+        data::check_eval_word_length(x.get<int64_t>(), "data.eval_lengths");
       } catch (const ValueError& e) {
         throw ConfigError(e.what());
       }
@@ -94,7 +94,7 @@ std::vector<int64_t> parse_lengths(const std::string& text) {
     char* end = nullptr;
     const long long v = std::strtoll(item.c_str(), &end, 10);
     if (item.empty() || *end != '\0') throw ValueError("--lengths expects integers separated by commas, got '" + text + "'");
-    data::check_word_length(v, "--lengths");
+    data::check_eval_word_length(v, "--lengths");
     out.push_back(v);
   }
   if (out.empty()) throw ValueError("--lengths expects at least one length");
@@ -220,7 +220,12 @@ class WordsTask : public Task {
   }
   std::string criterion_name() const override { return "val_loss"; }
 
-  std::unique_ptr<TaskTraining> start_training(const RunSettings& run, bool) override {
+  std::unique_ptr<TaskTraining> start_training(const RunSettings& run, const models::Model<float>& model) override {
+    try {  // before training: a transformer cannot read data.eval_lengths past its one-pass limit
+      check_word_eval_lengths(model, data_.eval_lengths, "data.eval_lengths");
+    } catch (const ValueError& e) {
+      throw ConfigError(e.what());
+    }
     return std::make_unique<WordsTraining>(words_, data_, run);
   }
 

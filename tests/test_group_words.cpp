@@ -233,7 +233,7 @@ TEST_CASE("group words: bad input ends in a one-line typed error") {
     }
   };
   expect([] { FiniteGroup("Q8"); }, {"Q8", "S<n>"});
-  expect([] { FiniteGroup("S9"); }, {"S9", "n <= 6"});
+  expect([] { FiniteGroup("S9"); }, {"S9", "n <= 7"});
   expect([] { FiniteGroup("A2"); }, {"A2"});
   expect([] { FiniteGroup("Z1"); }, {"Z1"});
   expect([] { FiniteGroup("Z05"); }, {"Z05"});

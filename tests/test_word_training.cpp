@@ -135,7 +135,7 @@ TEST_CASE("word task configurations: bad values name the key and the value") {
   expect("dataset", "words:", {"data.dataset", "words:<group>"});
   expect("min_len", 0, {"data.min_len", "0"});
   expect("max_len", 0, {"data.max_len", "0"});
-  expect("eval_lengths", json{64, 8192}, {"data.eval_lengths", "8192", "over the limit"});
+  expect("eval_lengths", json{64, 65537}, {"data.eval_lengths", "65537", "over the limit"});
   expect("eval_lengths", json{0}, {"data.eval_lengths", "got 0"});
   expect("eval_lengths", json::array(), {"data.eval_lengths"});
   expect("inputs", "odd", {"data.inputs", "odd"});
@@ -342,7 +342,7 @@ TEST_CASE("the token-drive OSM-RNN holds S3 exactly at any length with the solut
   for (int64_t i = 0; i < 3; ++i)
     for (int64_t k = 0; k < 3; ++k) mix.at(i, k) = i == k ? static_cast<float>(M_PI) : 0.0f;
   m->find_parameter("log_tau")->var.value()[0] = 3.0f;
-  const auto scores = tasks::evaluate_word_lengths(*m, task, 5, data::WordSplit::Test, {64, 4096}, 4);
+  const auto scores = tasks::evaluate_word_lengths(*m, task, 5, data::WordSplit::Test, {64, 4096, 65536}, 4);
   for (const auto& s : scores) {
     CAPTURE(s.length);
     CHECK(s.position_acc == 1.0);
@@ -382,8 +382,8 @@ TEST_CASE("command line: train, eval and plot a words:Z2 run, and one-line error
     CHECK(std::count(q.err.begin(), q.err.end(), '\n') == 1);
     for (const auto& n : needles) CHECK(q.err.find(n) != std::string::npos);
   };
-  expect_error(test::run_liegrad({"eval", "--checkpoint", tmp / "run/last.json", "--lengths", "8192"}, tmp.path.string()),
-               {"--lengths", "8192", "limit"});
+  expect_error(test::run_liegrad({"eval", "--checkpoint", tmp / "run/last.json", "--lengths", "65537"}, tmp.path.string()),
+               {"--lengths", "65537", "limit"});
   expect_error(test::run_liegrad({"train", "--config", tmp / "c.json", "--out", tmp / "r2", "--set", "data.dataset=words:Q8"},
                                  tmp.path.string()),
                {"data.dataset", "Q8"});

@@ -80,7 +80,7 @@ class Run {
     const nlohmann::json* vocab = opt.resume ? &resume_from.at("vocab") : nullptr;
     task_ = tasks::make_task({rc_.data.section, opt.data_dir, vocab, last.string()});
     model_ = models::make_model<float>(rc_.model, task_->input_vocab(), t.seed, task_->classes());
-    training_ = task_->start_training(rc_.task_settings(), model_->recurrent());
+    training_ = task_->start_training(rc_.task_settings(), *model_);
     check_pins(*model_, t.pins);
     optimizer_ = optim::make_optimizer<float>(t.optimizer, model_->parameters(), t.optimizer_options);
     schedule_ = std::make_unique<optim::Schedule>(optim::make_schedule(t.schedule, t.lr, t.warmup, t.steps, t.min_lr_frac));

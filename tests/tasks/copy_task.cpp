@@ -127,7 +127,7 @@ class CopyTask : public tasks::Task {
   std::string describe() const override { return dataset() + " (words of length " + std::to_string(L_) + ")"; }
   nlohmann::json vocab_record() const override { return {{"task", dataset()}, {"symbols", K_}}; }
   std::string criterion_name() const override { return "val_loss"; }
-  std::unique_ptr<tasks::TaskTraining> start_training(const tasks::RunSettings& run, bool) override {
+  std::unique_ptr<tasks::TaskTraining> start_training(const tasks::RunSettings& run, const models::Model<float>&) override {
     return std::make_unique<CopyTraining>(K_, L_, val_sequences_, run);
   }
   nlohmann::json evaluate(models::Model<float>& model, const tasks::RunSettings& run,
