@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "autograd/var.hpp"
 #include "core/array.hpp"
 #include "data/batcher.hpp"
 #include "data/vocab.hpp"
@@ -62,6 +63,10 @@ class TaskTraining {
   // True when a recurrent model carries its state from one batch to the next (reset
   // when a batch starts_new_pass); false when every sequence starts from the initial state.
   virtual bool carries_state() const = 0;
+  // The step's loss from the model's outputs `logits` (B*T rows) on this rank's `batch`,
+  // the mean over every position in nats; its gradient trains the model. The default is
+  // the cross-entropy of batch.targets (the next symbol, the running product's class).
+  virtual ag::Varf loss(const ag::Varf& logits, const data::Batch& batch) const;
   // A per-step count the trainer sums over the ranks and the log window (for example
   // correct predictions); logits (R,C) of this rank's rows, batch its rows.
   virtual double count(const Array<float>& logits, const data::Batch& batch) const { return 0; }

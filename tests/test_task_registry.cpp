@@ -44,7 +44,7 @@ TEST_CASE("a registered toy task trains, checkpoints, resumes and is evaluated b
   CHECK(result["val_acc"].get<double>() > 0.95);
   CHECK(r.headline.rfind("copy_acc ", 0) == 0);
   CHECK(result["tokens_seen"] == 60 * 8 * 8);
-  CHECK(result["config"]["data"] == json{{"dataset", "copy:4"}, {"length", 8}, {"val_sequences", 32}});
+  CHECK(result["config"]["data"] == json{{"dataset", "copy:4"}, {"length", 8}, {"val_sequences", 32}, {"loss_scale", 1.0}});
   CHECK_FALSE(result["config"]["train"].contains("seq_len"));  // the task says it has no use for it
   CHECK(test::metrics_lines(tmp / "full", "acc").size() == 60);
   CHECK(test::metrics_lines(tmp / "full", "val_loss").size() == 6);  // steps 10..50 and the end
@@ -94,6 +94,22 @@ TEST_CASE("a registered toy task trains, checkpoints, resumes and is evaluated b
   const test::Proc e4 = test::run_liegrad({"eval", "--checkpoint", tmp / "full/last.json"}, tmp.path.string());
   CHECK(e4.exit_code == 1);
   CHECK(e4.err.find("unknown dataset 'copy:4'") != std::string::npos);
+}
+
+TEST_CASE("the trainer trains on the task's own loss") {
+  REQUIRE(copy_registered);
+  test::TempDir tmp("copy_loss");
+  json one = copy_config(1), two = copy_config(1);
+  two["data"]["loss_scale"] = 2.0;
+  train::TrainOptions a, b;
+  a.out_dir = tmp / "one";
+  b.out_dir = tmp / "two";
+  train::run_training(one, a);
+  train::run_training(two, b);
+  // The same weights and batch at step 1: the logged loss doubles.
+  const double l1 = test::metrics_lines(tmp / "one", "loss").at(0)["loss"].get<double>();
+  const double l2 = test::metrics_lines(tmp / "two", "loss").at(0)["loss"].get<double>();
+  CHECK(l2 == doctest::Approx(2 * l1).epsilon(1e-6));
 }
 
 TEST_CASE("the task registry: every kind's names in the unknown-dataset error, no duplicate kinds") {

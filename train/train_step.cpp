@@ -33,8 +33,8 @@ StepOutcome train_step(models::Model<float>& model, optim::Optimizer<float>& opt
   ag::Varf loss;
   {
     prof::Tag timed(prof::Family::Readout);
-    // The mean over every position of -log p(target): the next symbol, or the running product.
-    loss = ag::cross_entropy(logits, batch.targets);
+    // The task's loss; by default the mean over every position of -log p(target).
+    loss = hooks.loss ? hooks.loss(logits, batch) : ag::cross_entropy(logits, batch.targets);
   }
   StepOutcome out;
   const double local_loss = loss.value().item();

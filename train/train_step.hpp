@@ -1,6 +1,6 @@
 // One training step, the one `liegrad train` (train/trainer.cpp) and `liegrad bench`
 // (measure/bench.cpp) both run: zero the gradients, clear the tape, the forward pass
-// (carrying `state` when given), the mean cross-entropy over every position, backward,
+// (carrying `state` when given), the loss (the task's; by default the mean cross-entropy over every position), backward,
 // clipping the gradients to norm `clip`, the optimizer step at `lr`. The hooks put the
 // data-parallel trainer's collectives between them (the loss over the ranks, the
 // gradients averaged) and say what a non-finite loss or gradient norm does; either
@@ -19,6 +19,9 @@
 namespace liegrad::train {
 
 struct StepHooks {
+  // The loss of the step's logits on the batch (the task's, tasks/task.hpp). Null: the
+  // mean cross-entropy of batch.targets.
+  std::function<ag::Varf(const ag::Varf& logits, const data::Batch& batch)> loss;
   // After the loss, before backward: the step's logits and this process's loss give the
   // loss the step reports (the trainer's: the mean over the ranks). Null: the loss itself.
   std::function<double(const Array<float>& logits, double loss)> reduce_loss;

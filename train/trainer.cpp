@@ -228,6 +228,7 @@ class Run {
   // a non-finite value.
   StepHooks rank_hooks(const data::Batch& batch, double& count, double& allreduce_seconds) {
     StepHooks hooks;
+    hooks.loss = [this](const ag::Varf& logits, const data::Batch& b) { return training_->loss(logits, b); };
     hooks.reduce_loss = [this, &batch, &count](const Array<float>& logits, double local_loss) {
       // The global batch's loss: the mean of the ranks' (their shares are of equal size).
       double sums[2] = {local_loss, training_->count(logits, batch)};

@@ -59,8 +59,8 @@ std::pair<double, double> score(models::Model<float>& model, const data::Batch& 
 
 class CopyTraining : public tasks::TaskTraining {
  public:
-  CopyTraining(int64_t K, int64_t length, int64_t val_sequences, const tasks::RunSettings& run)
-      : K_(K), L_(length), val_(validation_words(K, val_sequences, length, run.seed)), run_(run),
+  CopyTraining(int64_t K, int64_t length, int64_t val_sequences, double loss_scale, const tasks::RunSettings& run)
+      : K_(K), L_(length), loss_scale_(loss_scale), val_(validation_words(K, val_sequences, length, run.seed)), run_(run),
         rng_(run.seed) {}
 
   data::Batch next() override {
@@ -68,6 +68,10 @@ class CopyTraining : public tasks::TaskTraining {
     return draw(rng_, K_, run_.batch, L_);
   }
   bool carries_state() const override { return false; }
+  // The task's own loss: the cross-entropy times data.loss_scale.
+  ag::Varf loss(const ag::Varf& logits, const data::Batch& batch) const override {
+    return ag::scale(ag::cross_entropy(logits, batch.targets), static_cast<float>(loss_scale_));
+  }
   double count(const Array<float>& logits, const data::Batch& batch) const override {
     const int64_t R = batch.B * batch.T, C = logits.size() / R;
     double right = 0;
@@ -104,6 +108,7 @@ class CopyTraining : public tasks::TaskTraining {
 
  private:
   int64_t K_, L_;
+  double loss_scale_;
   data::Batch val_;
   tasks::RunSettings run_;
   Rng rng_;
@@ -117,7 +122,8 @@ class CopyTask : public tasks::Task {
       : Task(s.data.at("dataset").get<std::string>()),
         K_(symbols_of(dataset())),
         L_(s.data.at("length").get<int64_t>()),
-        val_sequences_(s.data.at("val_sequences").get<int64_t>()) {
+        val_sequences_(s.data.at("val_sequences").get<int64_t>()),
+        loss_scale_(s.data.at("loss_scale").get<double>()) {
     if (s.vocab_record && *s.vocab_record != vocab_record())
       throw IoError(s.source + ": \"vocab\" does not match the copy task");
   }
@@ -128,7 +134,7 @@ class CopyTask : public tasks::Task {
   nlohmann::json vocab_record() const override { return {{"task", dataset()}, {"symbols", K_}}; }
   std::string criterion_name() const override { return "val_loss"; }
   std::unique_ptr<tasks::TaskTraining> start_training(const tasks::RunSettings& run, const models::Model<float>&) override {
-    return std::make_unique<CopyTraining>(K_, L_, val_sequences_, run);
+    return std::make_unique<CopyTraining>(K_, L_, val_sequences_, loss_scale_, run);
   }
   nlohmann::json evaluate(models::Model<float>& model, const tasks::RunSettings& run,
                           const tasks::EvalRequest& request) override {
@@ -144,6 +150,7 @@ class CopyTask : public tasks::Task {
 
  private:
   int64_t K_, L_, val_sequences_;
+  double loss_scale_;
 };
 
 }  // namespace
@@ -157,7 +164,8 @@ tasks::TaskSpec copy_task_spec() {
     symbols_of(dataset);
     return {{"dataset", dataset},
             {"length", d.get_int("length", 16, 1, 4096)},
-            {"val_sequences", d.get_int("val_sequences", 32, 1, 100000)}};
+            {"val_sequences", d.get_int("val_sequences", 32, 1, 100000)},
+            {"loss_scale", d.get_double("loss_scale", 1.0, 0.0)}};
   };
   s.unused_train_keys = {{"seq_len", "the copy task's words have data.length symbols"}};
   s.make = [](const tasks::TaskSource& src) -> std::unique_ptr<tasks::Task> { return std::make_unique<CopyTask>(src); };
