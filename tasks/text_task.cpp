@@ -74,7 +74,7 @@ class TextTraining : public TaskTraining {
                 {"test_bpc", test_.bpc},
                 {"best_val_bpc", best_val.bpc},
                 {"test_bpc_at_best", best_test.bpc}};
-    r.summary = "validation BPC " + fixed4(val_.bpc) + ", test BPC " + fixed4(test_.bpc) +
+    r.summary = "final model: validation BPC " + fixed4(val_.bpc) + ", test " + fixed4(test_.bpc) +
                 "; best checkpoint: validation " + fixed4(best_val.bpc) + ", test " + fixed4(best_test.bpc);
     char line[96];
     std::snprintf(line, sizeof line, "val_bpc %.4f test_bpc %.4f", val_.bpc, test_.bpc);

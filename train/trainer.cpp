@@ -220,7 +220,7 @@ class Run {
                                  {"config", resolved_}});
     write_json_atomic((dir_ / "result.json").string(), result);
     console_.say("finished after " + std::to_string(r.steps_done) + " steps (" + format_duration(r.seconds) +
-                 "), best checkpoint at step " + std::to_string(r.best_step) + ": " + report.summary);
+                 ", best checkpoint at step " + std::to_string(r.best_step) + "); " + report.summary);
   }
 
   // The step's collectives: the loss and the task's count summed over the ranks, the
