@@ -69,7 +69,7 @@ int main() {
     }
     if (way == Algebra) {  // the chart's differential at the fit: J_k = vee(R^T dR/du_k) / s (central differences)
       const double uu = tutorial::dot(u, u), a = std::sqrt(uu / 2), f = std::sin(a / 2) / (a / 2);  // a: chapter 4
-      Array<double> J(Shape{3, 3}), want(Shape{3, 3});  // J^T J = P_u + f^2 (I - P_u): 1 along the axis u, f across
+      Array<double> J(Shape{3, 3}), want(Shape{3, 3});  // J^T J = Pi_u + f^2 (I - Pi_u): 1 along the axis u, f across
       for (int64_t k = 0; k < 3; ++k) {
         Array<double> up = u, um = u;
         up[k] += 1e-6, um[k] -= 1e-6;
