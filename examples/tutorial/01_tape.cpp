@@ -42,8 +42,8 @@ int main() {
   ag::Vard W = ag::Vard::parameter(W0), xv = ag::Vard::parameter(x0);
   const ag::Vard z = ag::matmul(W, xv);  // (3,1)
   const ag::Vard h = ag::tanh(z);        // (3,1)
-  const ag::Vard L = ag::sum(ag::square(h));
-  ag::backward(L);
+  const ag::Vard loss = ag::sum(ag::square(h));
+  ag::backward(loss);
   // By hand, last op first. Each line is the VJP of one op: it maps the cotangent of the
   // op's output to the cotangents of its inputs.
   Array<double> hbar(Shape{3, 1}), zbar(Shape{3, 1});
@@ -51,7 +51,7 @@ int main() {
   for (int64_t i = 0; i < 3; ++i) zbar[i] = hbar[i] * (1 - h.value()[i] * h.value()[i]);  // tanh
   const Array<double> Wbar = mm(zbar, x0, false, true);                                   // matmul: Wbar = zbar x^T
   const Array<double> xbar = mm(W0, zbar, true, false);                                   //         xbar = W^T zbar
-  std::printf("part 2: L = %.15f, dL/dW[0,0] tape %.15f hand %.15f\n", L.value().item(), W.grad()[0], Wbar[0]);
+  std::printf("part 2: loss = %.15f, dloss/dW[0,0] tape %.15f hand %.15f\n", loss.value().item(), W.grad()[0], Wbar[0]);
   check("matrix_grad_tape_vs_hand", "max_abs_err",
         std::fmax(max_abs_diff(W.grad(), Wbar), max_abs_diff(xv.grad(), xbar)), 1e-14);
 

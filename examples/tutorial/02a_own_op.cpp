@@ -124,18 +124,18 @@ int main() {
   const Array<double> S = axpy(Array<double>::eye(3), 0.2, rng.normal_array<double>(Shape{3, 3}));
   const Array<double> A = square_forward(S);
   Array<double> Xfit = Array<double>::eye(3);
-  double loss = 0;
+  double f = 0;
   for (int step = 0; step <= 60; ++step) {
     ag::Vard X = ag::Vard::parameter(Xfit);
-    const ag::Vard L = ag::sum(ag::square(ag::sub(matrix_square(X), ag::Vard::constant(A))));
-    loss = L.value().item();
-    if (step % 20 == 0) std::printf("part 3: step %3d  ||X^2 - A||^2 = %.3e\n", step, loss);
+    const ag::Vard loss = ag::sum(ag::square(ag::sub(matrix_square(X), ag::Vard::constant(A))));
+    f = loss.value().item();
+    if (step % 20 == 0) std::printf("part 3: step %3d  ||X^2 - A||^2 = %.3e\n", step, f);
     if (step == 60) break;
-    ag::backward(L);
+    ag::backward(loss);
     Xfit = axpy(Xfit, -0.1, X.grad());
   }
   std::printf("  ||X - S||_F = %.1e: the square root near I\n", std::sqrt(dot(axpy(Xfit, -1, S), axpy(Xfit, -1, S))));
-  check("fit_square_root_loss", "loss", loss, 1e-20);
+  check("fit_square_root_loss", "loss", f, 1e-20);
   check("fit_square_root_is_S", "dist", std::sqrt(dot(axpy(Xfit, -1, S), axpy(Xfit, -1, S))), 1e-10);
   return check.status();
 }

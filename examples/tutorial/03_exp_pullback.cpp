@@ -1,12 +1,12 @@
 // Tutorial chapter 3 (docs/tutorial/03-exp-pullback.md): three routes to the pullback of
-// Q = exp(A), dL/dA = L(A^T, G) with G = dL/dQ (Mathias 1996; docs/groups.md §3):
+// Q = exp(A), dloss/dA = Lexp(A^T, G) with G = dloss/dQ (Mathias 1996; docs/groups.md §3):
 //
 //   series  the Frechet derivative from its power series,
-//           L(X, E) = sum_{k>=1} (1/k!) sum_{j<k} X^j E X^{k-1-j},  summed until it stops changing;
-//   block   exp([[X, E], [0, X]]) = [[e^X, L(X, E)], [0, e^X]]: one exponential of a 2n x 2n matrix;
+//           Lexp(X, E) = sum_{k>=1} (1/k!) sum_{j<k} X^j E X^{k-1-j},  summed until it stops changing;
+//   block   exp([[X, E], [0, X]]) = [[e^X, Lexp(X, E)], [0, e^X]]: one exponential of a 2n x 2n matrix;
 //   tape    liegrad's expm op: the derivative of the scaling-and-squaring polynomial program.
 //
-// Plus the adjoint identity <G, L(A, E)> = <L(A^T, G), E> with L(A, E) from central
+// Plus the adjoint identity <G, Lexp(A, E)> = <Lexp(A^T, G), E> with Lexp(A, E) from central
 // differences of exp, for a general 4 x 4 matrix of 1-norm 2.5 and a skew-symmetric one.
 // First the plan liegrad runs for the general one (expm_plan): Sastre et al.'s 15+ with
 // 2 squarings, and the thresholds that decide it, found by bisection over multiples of A.
@@ -32,7 +32,7 @@ Array<double> transposed(const Array<double>& X) {
   return T;
 }
 
-// L(X, E) from the series, with D_k = sum_{j<k} X^j E X^{k-1-j}, D_{k+1} = X D_k + E X^k.
+// Lexp(X, E) from the series, with D_k = sum_{j<k} X^j E X^{k-1-j}, D_{k+1} = X D_k + E X^k.
 Array<double> frechet_series(const Array<double>& X, const Array<double>& E) {
   const int64_t n = X.shape().rows();
   Array<double> Xk = Array<double>::eye(n), D = E, sum = E;  // k = 1: D_1 = E, 1/1! = 1
@@ -129,18 +129,18 @@ int main() {
     ag::Vard Av = ag::Vard::parameter(A);
     ag::Tape<double>::current().backward(groups::expm(Av), G);
     const Array<double>& tape = Av.grad();
-    std::printf("  dL/dA[0,0]: series %+.15f  block %+.15f  tape %+.15f\n", series[0], block[0], tape[0]);
+    std::printf("  dloss/dA[0,0]: series %+.15f  block %+.15f  tape %+.15f\n", series[0], block[0], tape[0]);
     check((label + "_block_vs_series").c_str(), "rel_err", tutorial::rel_diff(block, series), 1e-13);
     check((label + "_tape_vs_series").c_str(), "rel_err", tutorial::rel_diff(tape, series), 1e-13);
     check((label + "_tape_vs_block").c_str(), "rel_err", tutorial::rel_diff(tape, block), 1e-13);
 
-    // The adjoint identity, with L(A, E) from central differences (step 1e-5).
+    // The adjoint identity, with Lexp(A, E) from central differences (step 1e-5).
     const double h = 1e-5;
     Array<double> fd = tutorial::axpy(expm_plain(tutorial::axpy(A, h, E)), -1.0, expm_plain(tutorial::axpy(A, -h, E)));
     for (int64_t i = 0; i < fd.size(); ++i) fd[i] /= 2 * h;
     const double lhs = tutorial::dot(G, fd), rhs = tutorial::dot(tape, E);
     const double scale = frobenius_norm(G) * frobenius_norm(fd);  // the size of the pairing's terms
-    std::printf("  <G, L(A,E)> = %+.12f (finite differences)   <L(A^T,G), E> = %+.12f (tape)\n", lhs, rhs);
+    std::printf("  <G, Lexp(A,E)> = %+.12f (finite differences)   <Lexp(A^T,G), E> = %+.12f (tape)\n", lhs, rhs);
     check((label + "_adjoint_identity_fd").c_str(), "rel_err", std::fabs(lhs - rhs) / scale, 1e-8);
     const double exact = tutorial::dot(G, frechet_series(A, E));
     check((label + "_adjoint_identity_series").c_str(), "rel_err", std::fabs(exact - rhs) / scale, 1e-13);

@@ -34,6 +34,7 @@ int main() {
   const int64_t n = g->n(), m = g->dim(), T = 5;
   const int h = 2;
   const std::vector<double> slopes = ag::alibi_slopes(h);  // 2^(-8k/h), k = 1..h (ALiBi, Press et al. 2022)
+  std::printf("ALiBi slopes, h = %d heads: %.8f %.8f\n", h, slopes[0], slopes[1]);
   Rng rng(7);
   const Array<double> M = g->sample<double>(rng, T);  // token elements M_{x_i} (T,n,n)
   const Array<double> log_beta(Shape{h}, {-0.2, 0.4});
@@ -50,8 +51,8 @@ int main() {
         for (int64_t j = 0; j < T; ++j)
           bias.at(i, j) = j <= i ? -slopes[static_cast<size_t>(k)] * double(i - j) : -1e30;
       const Vard beta = ag::exp(ag::slice(in[1], 0, k, k + 1));
-      const Vard P = ag::softmax(ag::add(ag::mul(S, beta), Vard::constant(bias)));  // a^k (T,T), rows sum to 1
-      Abar = k == 0 ? P : ag::add(Abar, P);
+      const Vard a = ag::softmax(ag::add(ag::mul(S, beta), Vard::constant(bias)));  // a^k (T,T), rows sum to 1
+      Abar = k == 0 ? a : ag::add(Abar, a);
     }
     Abar = ag::scale(Abar, 1.0 / h);
     return ag::reshape(ag::matmul(Abar, ag::reshape(in[0], Shape{T, n * n})), Shape{T, n, n});

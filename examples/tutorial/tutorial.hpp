@@ -63,6 +63,12 @@ inline double dot(const Array<double>& a, const Array<double>& b) {
   return s;
 }
 
+// ||a - b||_F, the Frobenius distance.
+inline double dist(const Array<double>& a, const Array<double>& b) {
+  const Array<double> d = axpy(a, -1.0, b);
+  return std::sqrt(dot(d, d));
+}
+
 // max |a_i - b_i| / max(1, max |b_i|): how far a route is from a reference.
 inline double rel_diff(const Array<double>& a, const Array<double>& b) {
   double num = 0, den = 1;
