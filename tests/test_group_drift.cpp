@@ -211,7 +211,7 @@ namespace {
 
 using Ad = Array<double>;
 
-double dot(const Ad& a, const Ad& b) {
+double entry_dot(const Ad& a, const Ad& b) {
   double s = 0;
   for (int64_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
   return s;
@@ -282,7 +282,7 @@ TEST_CASE("GroupParam: algebra mode is exp(hat(u)), manifold mode stores element
   std::shared_ptr<const Group> so8 = make_group("SO(8)");
   std::vector<Parameter<double>> params;
   GroupParam<double> p("embed", so8, 400, GroupParamMode::Algebra, 0.5, rng, params);
-  const double mean_sq = dot(p.stored().value(), p.stored().value()) / 400;
+  const double mean_sq = entry_dot(p.stored().value(), p.stored().value()) / 400;
   CHECK(mean_sq == doctest::Approx(0.25).epsilon(0.05));  // sd of the mean ~ 0.25 * sqrt(2 / (400 * 28))
   // Errors: a base in manifold mode, a group without degrees of freedom, an unknown mode.
   CHECK_THROWS_AS(GroupParam<double>("w", so8, 2, GroupParamMode::Manifold, 1.0, rng, params, true), ValueError);
@@ -356,8 +356,8 @@ TEST_CASE("GroupParam: gradients through elements() match finite differences in 
           },
           0.1, &err);
       u.value() = u0;
-      INFO("algebra mode: <grad, v> = " << dot(grad_u, v) << ", Ridders " << numeric << " (+- " << err << ")");
-      CHECK(rel(dot(grad_u, v), numeric) < 1e-8);
+      INFO("algebra mode: <grad, v> = " << entry_dot(grad_u, v) << ", Ridders " << numeric << " (+- " << err << ")");
+      CHECK(rel(entry_dot(grad_u, v), numeric) < 1e-8);
     }
     // check_vjp on the coordinates of the map elements() records, u -> B exp(hat(u)) ...
     const Ad base = params.back().var.value();
@@ -390,8 +390,8 @@ TEST_CASE("GroupParam: gradients through elements() match finite differences in 
           },
           0.1);
       W.value() = W0;
-      INFO("manifold mode: <grad, V> = " << dot(grad_W, V) << ", Ridders " << numeric);
-      CHECK(rel(dot(grad_W, V), numeric) < 1e-8);
+      INFO("manifold mode: <grad, V> = " << entry_dot(grad_W, V) << ", Ridders " << numeric);
+      CHECK(rel(entry_dot(grad_W, V), numeric) < 1e-8);
     }
     // ... and its Riemannian coordinates (optim/riemannian.hpp): <g, v> = d/dt L(W exp(t hat(v))) at 0.
     const Ad rg = optim::riemannian_grad_coords(*g, W0, grad_W);
@@ -407,8 +407,8 @@ TEST_CASE("GroupParam: gradients through elements() match finite differences in 
           },
           0.1);
       W.value() = W0;
-      INFO("manifold mode, Riemannian: <g, v> = " << dot(rg, v) << ", Ridders " << numeric);
-      CHECK(rel(dot(rg, v), numeric) < 1e-8);
+      INFO("manifold mode, Riemannian: <g, v> = " << entry_dot(rg, v) << ", Ridders " << numeric);
+      CHECK(rel(entry_dot(rg, v), numeric) < 1e-8);
     }
   }
 }
