@@ -5,6 +5,7 @@
 #   P/lib/cmake/liegrad/                  liegradConfig.cmake, version file, exported targets
 #   P/lib/pkgconfig/liegrad.pc            for non-CMake builds
 #   P/share/doc/liegrad/                  README, docs/, examples/external
+# and, without installing, BUILD/build-tree/ is a package of the build tree itself.
 # Every library folder registered itself through liegrad_library (LIEGRAD_LIBRARIES,
 # in layer order), so this file lists none of them.
 include(CMakePackageConfigHelpers)
@@ -31,6 +32,15 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/liegradConfigVersion.cmak
                                  COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/liegradConfig.cmake ${PROJECT_BINARY_DIR}/liegradConfigVersion.cmake
         DESTINATION ${LIEGRAD_CMAKE_DIR})
+
+# The build tree as a package too: `find_package(liegrad)` with -Dliegrad_DIR=BUILD/build-tree
+# (or CMAKE_PREFIX_PATH=BUILD/build-tree) uses the libraries, headers and tool of the build
+# itself, so a program can be built against liegrad without installing it.
+set(LIEGRAD_BUILD_TREE_DIR ${PROJECT_BINARY_DIR}/build-tree)
+export(EXPORT liegradTargets NAMESPACE liegrad:: FILE ${LIEGRAD_BUILD_TREE_DIR}/liegradTargets.cmake)
+configure_file(cmake/liegradBuildTreeConfig.cmake.in ${LIEGRAD_BUILD_TREE_DIR}/liegradConfig.cmake @ONLY)
+configure_file(${PROJECT_BINARY_DIR}/liegradConfigVersion.cmake ${LIEGRAD_BUILD_TREE_DIR}/liegradConfigVersion.cmake
+               COPYONLY)
 
 # pkg-config: libraries from the top layer down; OpenMP because headers hold
 # `#pragma omp` templates; nlohmann_json ships its own .pc.

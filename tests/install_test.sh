@@ -98,6 +98,14 @@ set -e
 [ "$rc3" = 1 ] && grep -q "cannot load plugin" "$tmp/err3.txt" ||
   fail "a file that is not a library should fail (exit 1); got $rc3: $(cat "$tmp/err3.txt")"
 
+step "examples/external against the build tree, without installing"
+cmake -S "$src/examples/external" -B "$tmp/ext-tree" -Dliegrad_DIR="$build/build-tree" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" \
+  >"$tmp/ext-tree-config.log" 2>&1 || { cat "$tmp/ext-tree-config.log"; fail "examples/external does not configure against the build tree"; }
+cmake --build "$tmp/ext-tree" -j 2 >"$tmp/ext-tree-build.log" 2>&1 ||
+  { cat "$tmp/ext-tree-build.log"; fail "examples/external does not build against the build tree"; }
+"$tmp/ext-tree/train_so3u1" "$text" "$tmp/run-tree" 20 >/dev/null || fail "train_so3u1 built against the build tree failed"
+
 step "a moved prefix still runs"
 mv "$prefix" "$tmp/moved"
 env -u LD_LIBRARY_PATH "$tmp/moved/bin/liegrad" --version >/dev/null || fail "the tool does not run from a moved prefix"
