@@ -11,6 +11,7 @@
 // keeps in a checkpoint to resume exactly.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -54,6 +55,12 @@ struct WindowMetric {
   double value = 0;
 };
 
+// The best checkpoint's model, loaded on demand (null when the final model is the best).
+using BestModel = std::function<models::Model<float>*()>;
+
+// "%.4f", for the tasks' log lines.
+std::string fixed4(double v);
+
 class TaskTraining {
  public:
   virtual ~TaskTraining() = default;
@@ -78,9 +85,10 @@ class TaskTraining {
   // The final model's evaluation over the whole splits; its criterion competes for best.json.
   virtual Scores final_scores(models::Model<float>& model, int64_t step) = 0;
   // After final_scores and the checkpoints: result.json's task fields and the closing lines.
-  // best: the best checkpoint's model when it is not the final one, else null;
+  // best_model() loads the best checkpoint's model on first call when it is not the final
+  // one, else returns null (a task that does not score it never loads it);
   // best_criterion: its criterion.
-  virtual Report report(models::Model<float>& model, models::Model<float>* best, double best_criterion) = 0;
+  virtual Report report(models::Model<float>& model, const BestModel& best_model, double best_criterion) = 0;
 
   // Positions trained on after `steps` steps (result.json's tokens_seen).
   virtual int64_t positions_trained(int64_t steps) const = 0;

@@ -14,12 +14,6 @@ namespace liegrad::tasks {
 
 namespace {
 
-std::string fixed4(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.4f", v);
-  return b;
-}
-
 // The built-in corpora's vocabulary sizes, so that sizing a model (`liegrad params`,
 // `liegrad bench`) needs no data on disk.
 int64_t known_vocab_size(const std::string& dataset) {
@@ -62,10 +56,10 @@ class TextTraining : public TaskTraining {
     return {selection, {{"val_bpc", val_.bpc}, {"test_bpc", test_.bpc}}, ""};
   }
 
-  Report report(models::Model<float>&, models::Model<float>* best, double) override {
+  Report report(models::Model<float>&, const BestModel& best_model, double) override {
     // The best checkpoint over the whole splits (the final model's numbers when it is the best).
     EvalResult best_val = val_, best_test = test_;
-    if (best) {
+    if (models::Model<float>* best = best_model()) {
       best_val = evaluate_bpc(*best, corpus_.val, run_.seq_len);
       if (has_test()) best_test = evaluate_bpc(*best, corpus_.test, run_.seq_len);
     }

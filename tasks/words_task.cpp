@@ -13,12 +13,6 @@ namespace liegrad::tasks {
 
 namespace {
 
-std::string fixed4(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.4f", v);
-  return b;
-}
-
 // The data section of a words run, resolved.
 struct WordsData {
   std::string inputs = "all";
@@ -142,7 +136,7 @@ class WordsTraining : public TaskTraining {
     return s;
   }
 
-  Report report(models::Model<float>& model, models::Model<float>*, double best_criterion) override {
+  Report report(models::Model<float>& model, const BestModel&, double best_criterion) override {
     nlohmann::json tests = nlohmann::json::array();
     std::string summary, headline = "val_acc " + fixed4(val_.position_acc);
     for (const auto& s : test_) {

@@ -15,12 +15,6 @@ std::string format_duration(double s) {
   return buf;
 }
 
-std::string fixed4(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.4f", v);
-  return b;
-}
-
 void Console::say(const std::string& s) {
   if (!log_) return;
   end_progress();

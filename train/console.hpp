@@ -9,8 +9,6 @@ namespace liegrad::train {
 
 // "1h05m" or "3m07s".
 std::string format_duration(double seconds);
-// "%.4f".
-std::string fixed4(double v);
 
 class Console {
  public:

@@ -196,9 +196,13 @@ class Run {
     if (!final_scores.message.empty()) console_.say("step " + std::to_string(steps_done) + ": " + final_scores.message);
     if (best_.offer_final(final_scores.criterion, steps_done)) save_checkpoint("best.json", steps_done);
     save_checkpoint("last.json", steps_done);
-    LoadedModel best;
-    if (best_.step() != steps_done) best = load_model((dir_ / "best.json").string(), opt_.data_dir);
-    const tasks::Report report = training_->report(*model_, best.model.get(), best_.criterion());
+    LoadedModel best;  // best.json's model, loaded only when the task asks for it
+    const tasks::BestModel best_model = [&]() -> models::Model<float>* {
+      if (best_.step() == steps_done) return nullptr;
+      if (!best.model) best = load_model((dir_ / "best.json").string(), opt_.data_dir);
+      return best.model.get();
+    };
+    const tasks::Report report = training_->report(*model_, best_model, best_.criterion());
 
     r.best_step = best_.step();
     r.stopped_early = stopped_early_;

@@ -92,7 +92,7 @@ class CopyTraining : public tasks::TaskTraining {
     return {loss, {{"val_loss", loss}, {"val_acc", acc}}, "copy accuracy " + std::to_string(acc)};
   }
   tasks::Scores final_scores(models::Model<float>& model, int64_t step) override { return validate(model, step); }
-  tasks::Report report(models::Model<float>&, models::Model<float>*, double best) override {
+  tasks::Report report(models::Model<float>&, const tasks::BestModel&, double best) override {
     tasks::Report r;
     r.result = {{"val_acc", last_acc_}, {"best_val_loss", best}};
     r.summary = "copy accuracy " + std::to_string(last_acc_);
