@@ -71,9 +71,13 @@ class WordTask {
   int32_t element_of(int32_t symbol) const;
   // inputs (n) symbol ids -> (n) running products: out[t] = id of g(x_0) . ... . g(x_t).
   std::vector<int32_t> running_products(std::span<const int32_t> inputs) const;
-  // B words of length L, symbols uniform over the input vocabulary, drawn from rng:
-  // inputs (B,L) and targets (B,L), every row's products starting at the identity.
-  Batch sample(Rng& rng, int64_t B, int64_t L) const;
+  // The input symbols that stand for the group's standard generators: every symbol
+  // with inputs "generators", the generators' element ids with "all".
+  std::vector<int32_t> generator_symbols() const;
+  // B words of length L, symbols uniform over the input vocabulary (or over
+  // `alphabet`, a subset of it, when given), drawn from rng: inputs (B,L) and
+  // targets (B,L), every row's products starting at the identity.
+  Batch sample(Rng& rng, int64_t B, int64_t L, std::span<const int32_t> alphabet = {}) const;
 
  private:
   std::shared_ptr<const FiniteGroup> group_;
@@ -84,11 +88,15 @@ class WordTask {
 // Training batches of words (the task must outlive the batcher).
 class WordBatcher {
  public:
-  // Needs batch >= 1, 1 <= min_len <= max_len <= kMaxWordLength and
-  // curriculum_batches >= 0 (ValueError).
+  // Needs batch >= 1, 1 <= min_len <= max_len <= kMaxWordLength,
+  // curriculum_batches >= 0 and generator_batches >= 0 (ValueError).
+  // An alphabet curriculum: the first generator_batches batches draw their symbols
+  // from the standard generators only (WordTask::generator_symbols), so a model first
+  // meets the group through words in its generators, whose products reach every
+  // element, and then reads every element as an input symbol.
   WordBatcher(const WordTask& task, int64_t batch, int64_t min_len, int64_t max_len, uint64_t seed,
-              int64_t curriculum_batches = 0);
-  WordBatcher(WordTask&&, int64_t, int64_t, int64_t, uint64_t, int64_t = 0) = delete;
+              int64_t curriculum_batches = 0, int64_t generator_batches = 0);
+  WordBatcher(WordTask&&, int64_t, int64_t, int64_t, uint64_t, int64_t = 0, int64_t = 0) = delete;
 
   // B words of one length L uniform in [min_len, longest()]; starts_new_pass is
   // always true (words are independent: recurrent state never carries over).
@@ -105,7 +113,8 @@ class WordBatcher {
 
  private:
   const WordTask* task_;
-  int64_t B_, min_len_, max_len_, curriculum_ = 0;
+  int64_t B_, min_len_, max_len_, curriculum_ = 0, generator_batches_ = 0;
+  std::vector<int32_t> generator_symbols_;
   int64_t drawn_ = 0;
   Rng rng_;
 };

@@ -20,6 +20,9 @@ struct WordsData {
   // Over the first curriculum_steps batches the longest drawn length grows linearly
   // from min_len to max_len (data/group_words.hpp); 0 = off.
   int64_t curriculum_steps = 0;
+  // An alphabet curriculum (inputs "all" only): the first generator_steps batches are
+  // words in the standard generators, the rest words in every element; 0 = off.
+  int64_t generator_steps = 0;
   std::vector<int64_t> eval_lengths = {64, 128, 256, 512, 1024};
   int64_t val_sequences = 256;
   int64_t test_sequences = 100;
@@ -29,6 +32,7 @@ struct WordsData {
         min_len(j.at("min_len").get<int64_t>()),
         max_len(j.at("max_len").get<int64_t>()),
         curriculum_steps(j.value("curriculum_steps", int64_t{0})),
+        generator_steps(j.value("generator_steps", int64_t{0})),
         eval_lengths(j.at("eval_lengths").get<std::vector<int64_t>>()),
         val_sequences(j.at("val_sequences").get<int64_t>()),
         test_sequences(j.at("test_sequences").get<int64_t>()) {}
@@ -40,6 +44,7 @@ struct WordsData {
                         {"eval_lengths", eval_lengths}, {"val_sequences", val_sequences},
                         {"test_sequences", test_sequences}};
     if (curriculum_steps > 0) j["curriculum_steps"] = curriculum_steps;  // only when set: older runs resolve as before
+    if (generator_steps > 0) j["generator_steps"] = generator_steps;
     return j;
   }
 };
@@ -74,6 +79,10 @@ nlohmann::json parse_words_data(ConfigReader& d, const std::string& dataset) {
   }
   d.allow({"eval_lengths"});
   c.curriculum_steps = d.get_int("curriculum_steps", c.curriculum_steps, 0);
+  c.generator_steps = d.get_int("generator_steps", c.generator_steps, 0);
+  if (c.generator_steps > 0 && c.inputs != "all")
+    throw ConfigError("data.generator_steps: an alphabet curriculum needs data.inputs = \"all\" (the words are "
+                      "already in the generators with \"" + c.inputs + "\")");
   c.val_sequences = d.get_int("val_sequences", c.val_sequences, 1, 1000000);
   c.test_sequences = d.get_int("test_sequences", c.test_sequences, 1, 1000000);
   return c.resolved(dataset);
@@ -102,7 +111,7 @@ class WordsTraining : public TaskTraining {
         data_(d),
         run_(run),
         batcher_(task, run.batch, d.min_len, d.max_len, data::word_split_seed(run.seed, data::WordSplit::Train),
-                 d.curriculum_steps) {}
+                 d.curriculum_steps, d.generator_steps) {}
 
   data::Batch next() override {
     data::Batch b = batcher_.next();

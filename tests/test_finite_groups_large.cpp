@@ -284,7 +284,7 @@ TEST_CASE("the larger groups' word tasks: generators generate, running products 
 
   auto message = [](const std::string& name) {
     try {
-      FiniteGroup g(name);
+      FiniteGroup rejected(name);
     } catch (const ValueError& e) {
       return std::string(e.what());
     }

@@ -157,6 +157,48 @@ TEST_CASE("group words: a length curriculum grows the longest length linearly, t
   CHECK_THROWS_AS(data::WordBatcher(task, 2, 1, 64, 1, -1), ValueError);
 }
 
+TEST_CASE("group words: an alphabet curriculum draws only the generators, then every element, and resumes exactly") {
+  const WordTask task("A5");
+  const std::vector<int32_t> gens = task.generator_symbols();
+  CHECK(gens.size() == 3);
+  CHECK(WordTask("A5", "generators").generator_symbols() == std::vector<int32_t>{0, 1, 2});
+  data::WordBatcher cur(task, 8, 1, 16, 5, 0, 4);
+  for (int i = 0; i < 4; ++i) {
+    const data::Batch b = cur.next();
+    for (size_t k = 0; k < b.inputs.size(); ++k) {
+      CHECK(std::find(gens.begin(), gens.end(), b.inputs[k]) != gens.end());
+      // the targets are still the running products of the elements read
+    }
+    for (int64_t r = 0; r < b.B; ++r) {
+      const std::span<const int32_t> row(b.inputs.data() + r * b.T, static_cast<size_t>(b.T));
+      CHECK(task.running_products(row) == std::vector<int32_t>(b.targets.begin() + r * b.T, b.targets.begin() + (r + 1) * b.T));
+    }
+  }
+  std::set<int32_t> later;
+  for (int i = 0; i < 50; ++i)
+    for (int32_t s : cur.next().inputs) later.insert(s);
+  CHECK(later.size() > 40);  // every element is an input again (60 of them)
+  // The state carries the alphabet curriculum and resumes mid-way exactly.
+  data::WordBatcher a(task, 2, 1, 64, 3, 10, 6);
+  for (int i = 0; i < 3; ++i) a.next();
+  const std::string saved = a.state();
+  std::vector<data::Batch> expected;
+  for (int i = 0; i < 5; ++i) expected.push_back(a.next());
+  data::WordBatcher b(task, 2, 1, 64, 1, 10, 6);
+  b.set_state(saved);
+  for (int i = 0; i < 5; ++i) CHECK(b.next().inputs == expected[static_cast<size_t>(i)].inputs);
+  data::WordBatcher other(task, 2, 1, 64, 1, 10, 7);
+  CHECK_THROWS_WITH_AS(other.set_state(saved),
+                       "WordBatcher::set_state: the state was saved for B=2, lengths 1..64, curriculum 10 batches, "
+                       "generators only for 6 batches but this batcher has B=2, lengths 1..64, curriculum 10 "
+                       "batches, generators only for 7 batches",
+                       ValueError);
+  CHECK_THROWS_AS(data::WordBatcher(task, 2, 1, 64, 1, 0, -1), ValueError);
+  Rng rng(1);
+  const std::vector<int32_t> outside{60};
+  CHECK_THROWS_AS(task.sample(rng, 1, 4, outside), ValueError);
+}
+
 TEST_CASE("group words: batches are determined by the seed and the splits use disjoint seeds") {
   const WordTask task("S3");
   data::WordBatcher a(task, 4, 1, 64, 7), b(task, 4, 1, 64, 7), c(task, 4, 1, 64, 8);
