@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Runs the paper's experiments (configs/paper/tables.json) and writes the tables.
 
-For each requested table, every run (config x grid point x seed) whose result is
+For each requested table, every run (config x grid point x seed; a run with a "grid" of
+its own uses it in place of the table's, e.g. each model size on its own groups) whose result is
 not yet in results/TABLE/RUN/result.json is trained with `liegrad train` into
 runs/paper/TABLE/RUN (resumed from last.json when an earlier sitting was cut
 short); its small files (config.json, metrics.jsonl, result.json) are then copied
@@ -121,10 +122,10 @@ def tag_value(v):
 def expand(table_name, table):
     """(run id, base name, config path, overrides dict, seed) for every run of a table."""
     out = []
-    grid = table.get("grid", {})
-    keys = sorted(grid)
-    points = list(itertools.product(*(grid[k] for k in keys))) if keys else [()]
     for run in table["runs"]:
+        grid = run.get("grid", table.get("grid", {}))  # a run may name its own grid, e.g. its groups
+        keys = sorted(grid)
+        points = list(itertools.product(*(grid[k] for k in keys))) if keys else [()]
         for point in points:
             for seed in table["seeds"]:
                 sets = dict(table.get("budget", {}))
