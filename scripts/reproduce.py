@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Runs the paper's experiments (configs/paper/tables.json) and writes the tables.
 
-For each requested table, every run (config x grid point x seed; a run with a "grid" of
-its own uses it in place of the table's, e.g. each model size on its own groups) whose result is
+For each requested table, every run (config x grid point x seed; a run with a "grid" or
+"seeds" of its own uses them in place of the table's, e.g. each model size on its own
+groups) whose result is
 not yet in results/TABLE/RUN/result.json is trained with `liegrad train` into
 runs/paper/TABLE/RUN (resumed from last.json when an earlier sitting was cut
 short); its small files (config.json, metrics.jsonl, result.json) are then copied
@@ -127,7 +128,7 @@ def expand(table_name, table):
         keys = sorted(grid)
         points = list(itertools.product(*(grid[k] for k in keys))) if keys else [()]
         for point in points:
-            for seed in table["seeds"]:
+            for seed in run.get("seeds", table["seeds"]):
                 sets = dict(table.get("budget", {}))
                 sets.update(run.get("set", {}))
                 tag = ""
