@@ -6,6 +6,9 @@ tables wrote (scripts/reproduce.sh through scripts/words_table.py):
 - state_tracking_long: the outcome per group, the table with one plot of
   accuracy against length per group, and the published anchors beside our rows;
 - state_tracking_screen: each model's learning rates and the one the long table took;
+- state_tracking_65k, state_tracking_groups, state_tracking_smallest (and
+  state_tracking_baselines when it has runs): their tables, each seed against the
+  issue's targets, and per group the smallest SO(d) that learns it;
 - state_tracking (2,000 steps, the first budget): its outcome and table;
 - the relative drive's gradients, from the state_tracking runs' logs.
 
@@ -813,6 +816,103 @@ def diagnosis_lines(results_dir, table, heading):
     return lines + [""]
 
 
+GROUPS = "state_tracking_groups"      # the larger groups in SO(14)
+SMALLEST = "state_tracking_smallest"  # each group at its smallest faithful SO(d)
+LONG65K = "state_tracking_65k"        # A5 and S5 to 65,536
+BASELINES = "state_tracking_baselines"  # the LSTM made to fit the training length
+
+
+def per_seed(results_dir, table, model, group, length):
+    """{seed: accuracy per position at `length`} of a row's finished runs, read from the
+    runs' own result.json (the summary keeps only means)."""
+    out = {}
+    base = os.path.join(results_dir, table)
+    prefix = "%s-dataset=words-%s-s" % (model, group)
+    if not os.path.isdir(base):
+        return out
+    for name in sorted(os.listdir(base)):
+        f = os.path.join(base, name, "result.json")
+        if not name.startswith(prefix) or not name[len(prefix):].isdigit() or not os.path.exists(f):
+            continue
+        with open(f) as fh:
+            r = json.load(fh)
+        for t in r.get("test", []):
+            if t["length"] == length:
+                out[int(name[len(prefix):])] = t["position_acc"]
+    return out
+
+
+def seeds_text(accs):
+    return ", ".join("%.3f" % accs[s] for s in sorted(accs)) if accs else "none finished"
+
+
+def target_lines(results_dir, table, rows, length, target=0.99, want=3):
+    """One bullet per (row, group): each seed's accuracy at `length` and whether the row
+    meets `target` in `want` of `want` seeds."""
+    out = []
+    for r in rows:
+        accs = per_seed(results_dir, table, r["model"], r["group"], length)
+        met = sum(1 for v in accs.values() if v >= target)
+        verdict = ("meets the target (>= %.2f in %d of %d seeds)" % (target, want, want) if met >= want else
+                   "%d of %d seeds >= %.2f%s" % (met, len(accs), target,
+                                                  "" if len(accs) >= want else ", %d more to run" % (want - len(accs))))
+        out.append("- %s, %s: %s at %d; %s." % (r["group"], r["model"], seeds_text(accs), length, verdict))
+    return out
+
+
+def smallest_learning(summary, length, target=0.99):
+    """Per group: the smallest d whose row reaches `target` at `length` (mean over its
+    finished seeds), from row names osm-rnn-token-so<d>-alphabet."""
+    best = {}
+    for r in summary["rows"]:
+        m = r["model"]
+        if r["n"] == 0 or not m.startswith("osm-rnn-token-so") or not m.endswith("-alphabet"):
+            continue
+        d = int(m[len("osm-rnn-token-so"):-len("-alphabet")])
+        a = acc(r, length)
+        best.setdefault(r["group"], []).append((d, a, r["n"]))
+    return {g: sorted(v) for g, v in best.items()}
+
+
+def larger_groups_lines(results_dir, out_path):
+    """The generated sections of the 65,536-length, larger-group, smallest-size and
+    baseline tables; a table with no finished run says so."""
+    lines = []
+    s65 = load_summary(results_dir, LONG65K)
+    if s65:
+        lines += table_lines(results_dir, out_path, LONG65K, "### state_tracking_65k: A5 and S5 to 65,536") + [""]
+        rows = [r for r in s65["rows"] if r["n"] > 0]
+        for L in (16384, 65536):
+            lines += target_lines(results_dir, LONG65K, rows, L)
+        lines.append("")
+    groups = load_summary(results_dir, GROUPS)
+    if groups:
+        lines += ["### state_tracking_groups: the outcome", "",
+                  "Each seed's test accuracy per position at 1,024 (16x the training length), against the "
+                  "target of >= 0.99 in 3 of 3 seeds; computed from the runs' `result.json`.", ""]
+        lines += target_lines(results_dir, GROUPS, [r for r in groups["rows"] if r["n"] > 0 or r["pending"]], 1024)
+        lines += [""] + table_lines(results_dir, out_path, GROUPS, "### state_tracking_groups: the table") + [""]
+    else:
+        lines += ["### state_tracking_groups", "", "Not yet run. `bash scripts/reproduce.sh state_tracking_groups`.", ""]
+    small = load_summary(results_dir, SMALLEST)
+    if small:
+        lines += ["### state_tracking_smallest: the smallest size that learns", "",
+                  "Per group, the sizes tried with the alphabet curriculum and their mean accuracy per position at "
+                  "1,024 (seeds finished); the first size at >= 0.99 is the smallest that learns.", ""]
+        for g, sizes in smallest_learning(small, 1024).items():
+            learns = [d for d, a, n in sizes if a is not None and a >= 0.99]
+            lines.append("- %s: %s; %s." % (g, ", ".join("SO(%d) %.3f (%d seed%s)" % (d, a, n, "" if n == 1 else "s")
+                                                         for d, a, n in sizes),
+                                            "smallest that learns SO(%d)" % learns[0] if learns else
+                                            "no size tried learns it"))
+        lines += [""] + table_lines(results_dir, out_path, SMALLEST, "### state_tracking_smallest: the table") + [""]
+    base = load_summary(results_dir, BASELINES)
+    if base:
+        lines += table_lines(results_dir, out_path, BASELINES, "### state_tracking_baselines: the LSTM at its "
+                             "training length") + [""]
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--results", default=os.path.join(ROOT, "results"))
@@ -831,6 +931,7 @@ def main():
         lines += outcome(long_summary) + [""]
         lines += table_lines(a.results, a.out, LONG, "### state_tracking_long: the table") + [""]
         lines += anchor_lines(long_summary)
+    lines += larger_groups_lines(a.results, a.out)
     lines += screen_lines(a.results, load_summary(a.results, SCREEN), long_summary)
     lines += screen_lines(a.results, load_summary(a.results, WIDE), long_summary, WIDE, WIDE_INTRO)
     lines += diagnosis_lines(a.results, LONG, "### What stops each OSM-RNN row: state_tracking_long")
