@@ -932,6 +932,7 @@ def larger_groups_lines(results_dir, out_path):
                   "target of >= 0.99 in 3 of 3 seeds; computed from the runs' `result.json`.", ""]
         lines += target_lines(results_dir, GROUPS, [r for r in groups["rows"] if r["n"] > 0 or r["pending"]], 1024)
         lines += [""] + table_lines(results_dir, out_path, GROUPS, "### state_tracking_groups: the table") + [""]
+        lines += diagnosis_lines(results_dir, GROUPS, "### What stops each row: state_tracking_groups")
     else:
         lines += ["### state_tracking_groups", "", "Not yet run. `bash scripts/reproduce.sh state_tracking_groups`.", ""]
     small = load_summary(results_dir, SMALLEST)
@@ -946,6 +947,7 @@ def larger_groups_lines(results_dir, out_path):
                                             "smallest that learns SO(%d)" % learns[0] if learns else
                                             "no size tried learns it"))
         lines += [""] + table_lines(results_dir, out_path, SMALLEST, "### state_tracking_smallest: the table") + [""]
+        lines += diagnosis_lines(results_dir, SMALLEST, "### What stops each row: state_tracking_smallest")
     base = load_summary(results_dir, BASELINES)
     if base:
         lines += table_lines(results_dir, out_path, BASELINES, "### state_tracking_baselines: the LSTM at its "
