@@ -18,6 +18,7 @@
 #include "groups/group.hpp"
 #include "models/capabilities.hpp"
 #include "models/osm_rnn.hpp"
+#include "report/plot_rotations.hpp"
 #include "tasks/registry.hpp"
 #include "tasks/rotation_eval.hpp"
 #include "tests/model_test_utils.hpp"
@@ -298,6 +299,12 @@ TEST_CASE("a rotations run lowers the angle error far below the untrained model'
   const train::LoadedModel m = train::load_model(tmp / "osm/last.json");
   const json again = m.task->evaluate(*m.model, train::parse_run_config(m.config).task_settings(), {});
   CHECK(again["lengths"][1]["mean_deg"] == result["test"][1]["mean_deg"]);
+  // The plot of angle error against length.
+  CHECK(report::is_rotation_run(tmp / "osm"));
+  const std::string svg = report::plot_rotation_error_svg({tmp / "osm"});
+  CHECK(svg.find("<svg") == 0);
+  CHECK(svg.find("geodesic angle error") != std::string::npos);
+  CHECK(svg.find(">osm<") != std::string::npos);
 
   // Stopped and resumed: the same losses and scores as one go (an LSTM, two evaluations).
   const json lstm = rotation_config({{"type", "lstm"}, {"hidden", 8}, {"head", "rotation"}}, 12);
