@@ -299,6 +299,14 @@ TEST_CASE("a rotations run lowers the angle error far below the untrained model'
   const train::LoadedModel m = train::load_model(tmp / "osm/last.json");
   const json again = m.task->evaluate(*m.model, train::parse_run_config(m.config).task_settings(), {});
   CHECK(again["lengths"][1]["mean_deg"] == result["test"][1]["mean_deg"]);
+  // `liegrad eval`'s options: bad ones in one line.
+  const tasks::RunSettings run = train::parse_run_config(m.config).task_settings();
+  CHECK_THROWS_WITH_AS(m.task->evaluate(*m.model, run, {"test", {{"lengths", "0"}}}), doctest::Contains("--lengths"),
+                       ValueError);
+  CHECK_THROWS_WITH_AS(m.task->evaluate(*m.model, run, {"test", {{"lengths", "8,65537"}}}),
+                       doctest::Contains("65537"), ValueError);
+  CHECK_THROWS_WITH_AS(m.task->evaluate(*m.model, run, {"test", {{"sequences", "-2"}}}),
+                       doctest::Contains("--sequences"), ValueError);
   // The plot of angle error against length.
   CHECK(report::is_rotation_run(tmp / "osm"));
   const std::string svg = report::plot_rotation_error_svg({tmp / "osm"});
