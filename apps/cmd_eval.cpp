@@ -40,10 +40,16 @@ int cmd_eval(const std::vector<std::string>& argv) {
   set_num_threads(args.get_int("threads", rc.train.threads));
   // The task's own options; another kind's is a usage error naming the kind it belongs to.
   const tasks::TaskSpec& mine = tasks::find_task_spec(m.task->dataset());
+  // Kinds may share an option's name (--lengths): only one that no option of the run's kind has is an error.
+  const auto mine_has = [&mine](const std::string& name) {
+    for (const tasks::EvalOption& o : mine.eval_options)
+      if (o.name == name) return true;
+    return false;
+  };
   for (const tasks::TaskSpec* spec : tasks::task_specs())
     for (const tasks::EvalOption& o : spec->eval_options) {
       if (!args.has(o.name)) continue;
-      if (spec != &mine)
+      if (spec != &mine && !mine_has(o.name))
         throw UsageError("--" + o.name + " applies to " + spec->datasets + " runs, not to " + m.task->dataset());
       request.options[o.name] = args.get(o.name);
     }

@@ -26,6 +26,10 @@ struct Batch {
   std::vector<int32_t> inputs;   // (B,T) row-major
   std::vector<int32_t> targets;  // (B,T): targets[b][t] is the symbol after inputs[b][t]
                                  // (group words: the running product, a class id)
+  // Tasks with real-valued inputs and targets (rotation tracking) leave inputs and
+  // targets empty and fill these, row-major over (B,T) like them:
+  std::vector<float> features;   // (B,T,F): each position's input features
+  std::vector<float> values;     // (B,T,K): each position's real target (a 3x3 rotation: K = 9)
   // False only when every row continues the matching row of the previous batch
   // (SequentialBatcher inside a pass); true for random windows, for the first
   // batch and after a wrap. Recurrent models reset their state when it is true.

@@ -11,6 +11,7 @@
 #include "core/parallel.hpp"
 #include "core/profile.hpp"
 #include "groups/expm.hpp"
+#include "groups/rotation_6d.hpp"
 
 namespace liegrad::groups {
 
@@ -253,6 +254,7 @@ std::vector<ag::OpCheck> group_op_checks() {
       return compose(gr, x[0], expm(hat(gr, u)));
     }));
   }
+  for (ag::OpCheck& r : rotation_op_checks()) c.push_back(std::move(r));  // the 6D rotation head (rotation_6d.hpp)
   return c;
 }
 

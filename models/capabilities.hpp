@@ -3,7 +3,8 @@
 // accessors (layer_probing(), group_state_readout()), never by its class, and says in
 // one line when the model lacks it (nullptr). The built-in OSMFormer offers
 // LayerProbing (`liegrad probe`), the OSM-RNN GroupStateReadout (the group-structure
-// diagnosis of word tasks, tasks/word_diagnosis.hpp); a registered or plugin model
+// diagnosis of word tasks, tasks/word_diagnosis.hpp), the OSM-RNN, LSTM and transformer
+// ContinuousInput (real-valued inputs, the rotation-tracking task); a registered or plugin model
 // offers either by deriving from the interface and overriding the accessor:
 //
 //   template <class T> class MyRnn : public ModelBase<T>, public GroupStateReadout<T> {
@@ -62,6 +63,24 @@ class GroupStateReadout {
   virtual Array<T> transitions() const = 0;
   // The prototypes P_c (C,n,n), without recording.
   virtual Array<T> prototypes() const = 0;
+};
+
+// A model that reads real-valued inputs: each position's feature vector x_t in R^F,
+// F = vocab_size(), takes the place of a token's one-hot row, so the token v is the
+// feature vector e_v and the input map is the model's embedding table read as a linear
+// map R^F -> R^D (the OSM-RNN's element drive: R^F -> its Lie algebra). The rest of the
+// model is unchanged.
+template <class T>
+class ContinuousInput {
+ public:
+  virtual ~ContinuousInput() = default;
+  // features (B,T,F) row-major -> outputs (B,T,C), as forward() for tokens, carrying
+  // `state` likewise. ValueError for a feature array of another size or a non-finite
+  // feature; ConfigError when the model's configuration cannot read features.
+  virtual ag::Var<T> forward_features(const Array<T>& features, int64_t B, int64_t T_, RecurrentState<T>* state) = 0;
+  // True when every position's C = 9 outputs are a rotation R in SO(3), row-major
+  // (model.readout or model.head "rotation").
+  virtual bool outputs_rotations() const = 0;
 };
 
 }  // namespace liegrad::models

@@ -11,6 +11,7 @@
 #include "core/profile.hpp"
 #include "kernels/lstm_scan.hpp"
 #include "core/config.hpp"
+#include "models/continuous.hpp"
 #include "models/param_search.hpp"
 
 namespace liegrad::models {
@@ -23,10 +24,13 @@ Lstm<T>::Lstm(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_
   ConfigReader c = this->model_reader(config);
   hidden_ = c.get_int("hidden", 104, 1);
   layers_ = c.get_int("layers", 1, 1);
+  rotation_head_ = c.get_string("head", "linear", {"linear", "rotation"}) == "rotation";
   c.finish();
+  if (rotation_head_) check_rotation_classes("head", this->C_);
   this->config_["type"] = "lstm";
   this->config_["hidden"] = hidden_;
   this->config_["layers"] = layers_;
+  if (rotation_head_) this->config_["head"] = "rotation";  // only when set: older runs resolve as before
   Rng rng(seed);
   const int64_t h = hidden_, V = vocab;
   const double bound = 1.0 / std::sqrt(static_cast<double>(h));
@@ -41,18 +45,34 @@ Lstm<T>::Lstm(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_
     layer.bias = this->add_param(p + "bias", std::move(b), ParamRole::Bias);
     cells_.push_back(layer);
   }
-  std::tie(head_w_, head_b_) = this->add_linear_head(rng, h);
+  std::tie(head_w_, head_b_) = this->add_linear_head(rng, h, rotation_head_ ? kRotationHeadWidth : 0);
+  if (rotation_head_) add_identity_to_rotation_bias(head_b_.value());
 }
 
 template <class T>
 ag::Var<T> Lstm<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) {
+  check_state(state);
+  return layers_and_head(ag::embedding(embed_, inputs, {B, T_}), B, T_, state);  // (B,T,h) in
+}
+
+template <class T>
+ag::Var<T> Lstm<T>::forward_features(const Array<T>& features, int64_t B, int64_t T_, RecurrentState<T>* state) {
+  check_state(state);
+  return layers_and_head(embed_features(embed_, features, B, T_, "lstm"), B, T_, state);
+}
+
+template <class T>
+void Lstm<T>::check_state(const RecurrentState<T>* state) const {
+  if (state && !state->empty() && static_cast<int64_t>(state->tensors.size()) != 2 * layers_)
+    throw ShapeError("lstm: carried state has " + std::to_string(state->tensors.size()) + " tensors, expected " +
+                     std::to_string(2 * layers_));
+}
+
+template <class T>
+ag::Var<T> Lstm<T>::layers_and_head(ag::Var<T> x, int64_t B, int64_t T_, RecurrentState<T>* state) {
   using namespace ag;
   const int64_t h = hidden_;
   const bool carry = state && !state->empty();
-  if (carry && static_cast<int64_t>(state->tensors.size()) != 2 * layers_)
-    throw ShapeError("lstm: carried state has " + std::to_string(state->tensors.size()) + " tensors, expected " +
-                     std::to_string(2 * layers_));
-  Var<T> x = embedding(embed_, inputs, {B, T_});  // (B,T,h)
   std::vector<Array<T>> final_state;
   prof::Tag dense(prof::Family::Dense);
   for (int64_t l = 0; l < layers_; ++l) {
@@ -72,6 +92,7 @@ ag::Var<T> Lstm<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int64
   }
   if (state) state->tensors = std::move(final_state);
   prof::Tag readout(prof::Family::Readout);
+  if (rotation_head_) return rotation_head(linear(x, head_w_, head_b_), B, T_);  // (B,T,9)
   return linear(x, head_w_, head_b_);  // (B,T,C)
 }
 

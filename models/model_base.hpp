@@ -39,12 +39,14 @@ class ModelBase : public Model<T> {
     c.allow({"type", "comment"});
     return c;
   }
-  // A readout from `in` features to the C_ classes initialised as PyTorch's nn.Linear:
-  // "head.weight" (in,C), then "head.bias" (C), both drawn U(-1/sqrt(in), 1/sqrt(in)) from rng.
-  std::pair<ag::Var<T>, ag::Var<T>> add_linear_head(Rng& rng, int64_t in) {
+  // A readout from `in` features to the C_ classes (or `out` outputs when > 0) initialised
+  // as PyTorch's nn.Linear: "head.weight" (in,C), then "head.bias" (C), both drawn
+  // U(-1/sqrt(in), 1/sqrt(in)) from rng.
+  std::pair<ag::Var<T>, ag::Var<T>> add_linear_head(Rng& rng, int64_t in, int64_t out = 0) {
     const double bound = 1.0 / std::sqrt(static_cast<double>(in));
-    ag::Var<T> w = add_param("head.weight", rng.uniform_array<T>(Shape{in, C_}, -bound, bound), ag::ParamRole::Weight);
-    ag::Var<T> b = add_param("head.bias", rng.uniform_array<T>(Shape{C_}, -bound, bound), ag::ParamRole::Bias);
+    const int64_t C = out > 0 ? out : C_;
+    ag::Var<T> w = add_param("head.weight", rng.uniform_array<T>(Shape{in, C}, -bound, bound), ag::ParamRole::Weight);
+    ag::Var<T> b = add_param("head.bias", rng.uniform_array<T>(Shape{C}, -bound, bound), ag::ParamRole::Bias);
     return {std::move(w), std::move(b)};
   }
 

@@ -7,6 +7,7 @@
 #include "groups/expm.hpp"
 #include "groups/group_ops.hpp"
 #include "kernels/osm_scan.hpp"
+#include "models/continuous.hpp"
 #include "models/param_search.hpp"
 
 namespace liegrad::models {
@@ -25,9 +26,11 @@ OsmRnn<T>::OsmRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed, in
     throw ConfigError("model.rnn_drive: element applies the token's algebra coordinates b_x; it needs "
                       "model.group_param 'algebra'");
   renormalize_every_ = c.get_int("renormalize_every", 16, 0);
-  const std::string readout = c.get_string("readout", "prototypes", {"prototypes", "tied"});
+  const std::string readout = c.get_string("readout", "prototypes", {"prototypes", "tied", "rotation"});
   tied_readout_ = readout == "tied";
+  rotation_readout_ = readout == "rotation";
   c.finish();
+  if (rotation_readout_) check_rotation_readout(drive);
   if (tied_readout_ && !state_independent())
     throw ConfigError("model.readout: tied uses the transitions N_x as prototypes; it needs model.rnn_drive "
                       "token or element (got " + drive + ")");
@@ -38,18 +41,23 @@ OsmRnn<T>::OsmRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed, in
   this->config_["renormalize_every"] = renormalize_every_;
   this->config_["type"] = "osm_rnn";
   this->config_["rnn_drive"] = drive;
-  if (tied_readout_) this->config_["readout"] = readout;  // only when set: older runs resolve as before
+  if (tied_readout_ || rotation_readout_) this->config_["readout"] = readout;  // only when set: older runs resolve as before
   dropout_ = UpdateDropout<T>(cfg_.dropout, seed);
   Rng rng(seed);
   embed_ = groups::GroupParam<T>("embed", cfg_.group, vocab, cfg_.param_mode, cfg_.init_scale, rng, this->params_);
-  readout_ = PrototypeReadout<T>(cfg_, this->C_, rng, this->params_, !tied_readout_);
+  if (!rotation_readout_) readout_ = PrototypeReadout<T>(cfg_, this->C_, rng, this->params_, !tied_readout_);
   mix_ = TangentMixing<T>("mix", cfg_.mixing, cfg_.group->dim(), cfg_.rank, rng, this->params_);
 }
 
 template <class T>
 ag::Var<T> OsmRnn<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) {
   const ag::Var<T> table = scan_table();  // once per step: the tied readout reads it too
-  const ag::Var<T> H = encode(inputs, B, T_, state, table);
+  return outputs(encode(inputs, B, T_, state, table), table, B, T_);
+}
+
+template <class T>
+ag::Var<T> OsmRnn<T>::outputs(const ag::Var<T>& H, const ag::Var<T>& table, int64_t B, int64_t T_) const {
+  if (rotation_readout_) return rotation_of_states(H, B, T_);
   return ag::reshape(tied_readout_ ? readout_.logits(H, transition_table(table)) : readout_.logits(H),
                      Shape{B, T_, this->C_});
 }
@@ -68,11 +76,21 @@ template <class T>
 ag::Var<T> OsmRnn<T>::encode(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state,
                              ag::Var<T> table) {
   using namespace ag;
-  const groups::Group& g = *cfg_.group;
-  const int64_t n = g.n();
   if (static_cast<int64_t>(inputs.size()) != B * T_)
     throw ShapeError("osm_rnn: " + std::to_string(inputs.size()) + " inputs for a (" + std::to_string(B) + "," +
                      std::to_string(T_) + ") batch");
+  // Update dropout (training): every step's u_t is linear in its table row, so each
+  // step gets its own copy of the row scaled by 0 or 1/(1-p), a table of B*T rows indexed in order.
+  if (dropout_.active()) return scan(dropout_.apply(embedding(table, inputs, {B * T_})), {}, B, T_, state);
+  return scan(table, inputs, B, T_, state);
+}
+
+template <class T>
+ag::Var<T> OsmRnn<T>::scan(const ag::Var<T>& table, const std::vector<int32_t>& ids_in, int64_t B, int64_t T_,
+                           RecurrentState<T>* state) {
+  using namespace ag;
+  const groups::Group& g = *cfg_.group;
+  const int64_t n = g.n();
   Array<T> H0;
   if (state && !state->empty()) {
     H0 = state->tensors.at(0);
@@ -83,21 +101,18 @@ ag::Var<T> OsmRnn<T>::encode(const std::vector<int32_t>& inputs, int64_t B, int6
     for (int64_t b = 0; b < B; ++b)
       for (int64_t i = 0; i < n; ++i) H0.at(b, i, i) = T(1);
   }
+  // Empty ids: the table holds one row per step, in order.
+  std::vector<int32_t> ids;
+  if (ids_in.empty()) {
+    ids.resize(static_cast<size_t>(B * T_));
+    for (int64_t i = 0; i < B * T_; ++i) ids[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+  }
   // The whole window in one fused op (kernels/osm_scan.hpp): lanes in parallel, steps in order.
   // The element drive is the scan's token drive on the table hat(b_v): vee(Pi(hat(b))) = b.
   const kernels::ScanDrive drive = drive_ == Drive::Relative ? kernels::ScanDrive::Relative
                                   : drive_ == Drive::Both   ? kernels::ScanDrive::Both
                                                             : kernels::ScanDrive::Token;
-  // Update dropout (training): every step's u_t is linear in its table row, so each
-  // step gets its own copy of the row scaled by 0 or 1/(1-p), a table of B*T rows indexed in order.
-  std::vector<int32_t> ids;
-  if (dropout_.active()) {
-    const int64_t N = B * T_;
-    table = dropout_.apply(embedding(table, inputs, {N}));  // (N,n,n)
-    ids.resize(static_cast<size_t>(N));
-    for (int64_t i = 0; i < N; ++i) ids[static_cast<size_t>(i)] = static_cast<int32_t>(i);
-  }
-  Var<T> states = kernels::osm_scan(g, Var<T>::constant(std::move(H0)), table, ids.empty() ? inputs : ids, B, T_,
+  Var<T> states = kernels::osm_scan(g, Var<T>::constant(std::move(H0)), table, ids.empty() ? ids_in : ids, B, T_,
                                    mix_.dense(), drive, renormalize_every_);  // (B*T,n,n)
   if (state) {
     Array<T> last(Shape{B, n, n});
@@ -131,8 +146,42 @@ ag::Var<T> OsmRnn<T>::transition_table(const ag::Var<T>& table) const {
 template <class T>
 Array<T> OsmRnn<T>::prototypes() const {
   if (tied_readout_) return transitions();
+  if (rotation_readout_) throw ValueError("osm_rnn: the rotation readout has no prototypes (it reads the state itself)");
   const ag::NoGrad no_tape;
   return readout_.prototypes().value();
+}
+
+template <class T>
+void OsmRnn<T>::check_rotation_readout(const std::string& drive) const {
+  const groups::Group& g = *cfg_.group;
+  if (drive_ != Drive::Element)
+    throw ConfigError("model.readout: rotation reads the state as an orientation; it needs model.rnn_drive "
+                      "'element' (the increments' linear map into the algebra), got '" + drive + "'");
+  if (g.is_complex() || g.n() < 3)
+    throw ConfigError("model.readout: rotation needs a real group of 3x3 matrices or larger (SO(3), SO(d) with "
+                      "d >= 3), got " + g.name());
+  check_rotation_classes("readout", this->C_);
+}
+
+template <class T>
+ag::Var<T> OsmRnn<T>::forward_features(const Array<T>& features, int64_t B, int64_t T_, RecurrentState<T>* state) {
+  if (drive_ != Drive::Element)
+    throw ConfigError("model.rnn_drive: real-valued inputs go through the element drive's linear map into the "
+                      "algebra; set model.rnn_drive 'element' (model.group_param 'algebra')");
+  const groups::Group& g = *cfg_.group;
+  // Phi_t = x_t B, B = embed (F,m): a one-hot x_t = e_v gives the token's b_v.
+  const ag::Var<T> phi = ag::reshape(embed_features(embed_.stored(), features, B, T_, "osm_rnn"), Shape{B * T_, g.dim()});
+  const ag::Var<T> table = scan_table();
+  return outputs(scan(dropout_.apply(groups::hat(g, phi)), {}, B, T_, state), table, B, T_);
+}
+
+template <class T>
+ag::Var<T> OsmRnn<T>::rotation_of_states(const ag::Var<T>& H, int64_t B, int64_t T_) const {
+  const int64_t n = cfg_.group->n();
+  if (n == 3) return ag::reshape(H, Shape{B, T_, kRotationOutputs});  // SO(3): the state itself
+  // The first two rows of the top-left 3x3 block, orthonormalised (groups/rotation_6d.hpp).
+  const ag::Var<T> rows = ag::slice(ag::slice(H, 1, 0, 2), 2, 0, 3);  // (B*T,2,3)
+  return rotation_head(rows, B, T_);
 }
 
 template class OsmRnn<float>;

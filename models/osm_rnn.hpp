@@ -8,12 +8,21 @@
 // M_x = exp(hat(b_x)): with Gamma = I the step is H <- H M_x, the group automaton's own
 // step; needs group_param algebra). token and element transitions N_x = exp(hat(u_x))
 // depend on the symbol only (transitions(), tasks/word_diagnosis.hpp).
-// readout: prototypes (default; learned P_c) or tied (P_c = N_c, the transition of input
+// readout: prototypes (default; learned P_c), rotation or tied (P_c = N_c, the transition of input
 // symbol c: needs a token or element drive and as many classes as input symbols, as in
 // a word problem with inputs drawn from all of G; liegrad's addition for state tracking,
 // docs/state_tracking.md). With tied prototypes a representation rho of G
 // (N_x = rho(x)) reads out exactly: the state after a word is N_y for its product y,
-// the prototype of class y.
+// the prototype of class y. rotation (liegrad's addition for rotation tracking,
+// docs/rotation_tracking.md) outputs the state itself as a rotation (C = 9, row-major):
+// in SO(3) H_t, in SO(d) with d > 3 the first two rows of its top-left 3x3 block
+// orthonormalised by the 6D Gram-Schmidt map (models/continuous.hpp), the orientation of
+// the first three coordinates when the learned map keeps the motion there; it needs the
+// element drive and registers no proto, bias or log_tau.
+// Real-valued inputs (ContinuousInput, models/capabilities.hpp; element drive only): the
+// features x_t in R^F (F = V) give Phi_t = hat(x_t B) with B = embed (F,m) the learned
+// linear map into the algebra (a one-hot x_t = e_v gives the token's b_v), and
+// H <- H exp(Gamma Phi_t): a gyroscope's increments integrated on the group.
 // Config keys: group ("SO(16)"), mixing (identity|linear|lowrank|bounded), rank,
 // rnn_drive, group_param (algebra|manifold), init_scale, dropout (update dropout on
 // every step, training only; osm_common.hpp), renormalize_every (16;
@@ -21,7 +30,8 @@
 // step back onto the group (groups/renormalize.hpp), which keeps the float defect
 // near 1e-6 over any length instead of growing with it.
 // Parameters: embed, proto (not with readout: tied), bias, log_tau, mix (linear). Count
-// (V + C)m + C + 1 (+ m^2), C = V for a language model; tied: V m + C + 1 (+ m^2).
+// (V + C)m + C + 1 (+ m^2), C = V for a language model; tied: V m + C + 1 (+ m^2);
+// rotation: V m (+ m^2) (embed and mix only).
 // State: H (B,n,n). The whole window is one fused tape op (kernels::osm_scan): the
 // batch rows (lanes) run in parallel, each through its steps in order, with a
 // hand-written backward through time.
@@ -33,7 +43,7 @@
 namespace liegrad::models {
 
 template <class T>
-class OsmRnn : public ModelBase<T>, public GroupStateReadout<T> {
+class OsmRnn : public ModelBase<T>, public GroupStateReadout<T>, public ContinuousInput<T> {
  public:
   // vocab V input symbols, classes C readout rows (<= 0: C = V, a language model).
   OsmRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes = 0);
@@ -52,6 +62,11 @@ class OsmRnn : public ModelBase<T>, public GroupStateReadout<T> {
   // The readout's prototypes P_c (C,n,n), without recording (the transitions when tied).
   Array<T> prototypes() const override;
   GroupStateReadout<T>* group_state_readout() override { return this; }
+  // ContinuousInput: features (B,T,F) through the element drive's map (ConfigError for
+  // another drive); outputs as forward().
+  ag::Var<T> forward_features(const Array<T>& features, int64_t B, int64_t T_, RecurrentState<T>* state) override;
+  bool outputs_rotations() const override { return rotation_readout_; }
+  ContinuousInput<T>* continuous_input() override { return this; }
   bool tied_readout() const { return tied_readout_; }
   void set_training(bool on) override { dropout_.set_training(on); }
   bool training() const override { return dropout_.training(); }
@@ -68,9 +83,18 @@ class OsmRnn : public ModelBase<T>, public GroupStateReadout<T> {
   // N_v = exp(hat(Gamma r_v)) (V,n,n) on the tape: r_v = vee(Pi(M_v)) (token) or b_v
   // (element), from the scan's table.
   ag::Var<T> transition_table(const ag::Var<T>& table) const;
+  // The scan from the initial or carried state over `table` rows: ids (B*T) index them,
+  // or empty ids read the table's B*T rows in order. States (B*T,n,n).
+  ag::Var<T> scan(const ag::Var<T>& table, const std::vector<int32_t>& ids, int64_t B, int64_t T_,
+                  RecurrentState<T>* state);
+  // States H (B*T,n,n) -> outputs (B,T,C): prototype logits or rotations.
+  ag::Var<T> outputs(const ag::Var<T>& H, const ag::Var<T>& table, int64_t B, int64_t T_) const;
+  ag::Var<T> rotation_of_states(const ag::Var<T>& H, int64_t B, int64_t T_) const;
+  void check_rotation_readout(const std::string& drive) const;
   OsmCommonConfig cfg_;
   Drive drive_ = Drive::Relative;
   bool tied_readout_ = false;
+  bool rotation_readout_ = false;
   int64_t renormalize_every_ = 16;
   groups::GroupParam<T> embed_;
   PrototypeReadout<T> readout_;

@@ -9,6 +9,7 @@
 #include "core/profile.hpp"
 #include "kernels/causal_mha.hpp"
 #include "core/config.hpp"
+#include "models/continuous.hpp"
 #include "models/param_search.hpp"
 
 namespace liegrad::models {
@@ -26,8 +27,12 @@ Transformer<T>::Transformer(const nlohmann::json& config, int64_t vocab, uint64_
   alibi_ = c.get_string("positional", "alibi", {"alibi", "none"}) == "alibi";
   const double std_ = c.get_double("init_std", 0.02, 0.0);
   // tied: logits = x embed^T with no bias (the paper's 104K layout, docs/models.md §6).
-  tied_head_ = c.get_string("head", "untied", {"untied", "tied"}) == "tied";
+  // rotation: 6 outputs per position mapped onto SO(3) (models/continuous.hpp).
+  const std::string head = c.get_string("head", "untied", {"untied", "tied", "rotation"});
+  tied_head_ = head == "tied";
+  rotation_head_ = head == "rotation";
   c.finish();
+  if (rotation_head_) check_rotation_classes("head", this->C_);
   if (D_ % heads_ != 0)
     throw ConfigError("model.D: " + std::to_string(D_) + " is not divisible by model.heads = " + std::to_string(heads_));
   this->config_["type"] = "transformer";
@@ -37,13 +42,13 @@ Transformer<T>::Transformer(const nlohmann::json& config, int64_t vocab, uint64_
   this->config_["dropout"] = dropout_;
   this->config_["positional"] = alibi_ ? "alibi" : "none";
   this->config_["init_std"] = std_;
-  if (tied_head_) this->config_["head"] = "tied";  // only when set: older runs resolve as before
+  if (tied_head_ || rotation_head_) this->config_["head"] = head;  // only when set: older runs resolve as before
   if (tied_head_ && this->C_ != vocab)
     throw ConfigError("model.head: tied needs as many classes as input symbols (" + std::to_string(this->C_) +
                       " classes, " + std::to_string(vocab) + " symbols)");
 
   Rng rng(seed);
-  const int64_t V = vocab, C = this->C_, D = D_;
+  const int64_t V = vocab, C = rotation_head_ ? kRotationHeadWidth : this->C_, D = D_;
   const double resid_std = std_ / std::sqrt(2.0 * static_cast<double>(L_));
   auto weight = [&](const std::string& n, Shape s, double sd) {
     return this->add_param(n, rng.normal_array<T>(s, sd), ParamRole::Weight);
@@ -77,6 +82,7 @@ Transformer<T>::Transformer(const nlohmann::json& config, int64_t vocab, uint64_
   if (!tied_head_) {
     head_w_ = weight("head.weight", Shape{D, C}, std_);
     head_b_ = zeros("head.bias", C, ParamRole::Bias);
+    if (rotation_head_) add_identity_to_rotation_bias(head_b_.value());
   }
 }
 
@@ -106,9 +112,13 @@ ag::Var<T> Transformer<T>::attention(const Block& blk, const ag::Var<T>& h, cons
 
 template <class T>
 ag::Var<T> Transformer<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>*) {
+  return blocks_and_head(ag::embedding(embed_, inputs, {B, T_}), B, T_);  // (B,T,D) in
+}
+
+template <class T>
+ag::Var<T> Transformer<T>::blocks_and_head(ag::Var<T> x, int64_t B, int64_t T_) {
   using namespace ag;
   const bool drop = training_ && dropout_ > 0;
-  Var<T> x = embedding(embed_, inputs, {B, T_});  // (B,T,D)
   if (drop) x = dropout(x, dropout_, dropout_rng_);
   for (const Block& blk : blocks_) {
     // x + attn(ln1(x)) and x + mlp(ln2(x)); without dropout each add is fused into the
@@ -125,6 +135,7 @@ ag::Var<T> Transformer<T>::forward(const std::vector<int32_t>& inputs, int64_t B
   prof::Tag timed(prof::Family::Readout);
   if (tied_head_)  // (B*T,D) by embed^T (D,V)
     return reshape(matmul(reshape(x, Shape{B * T_, D_}), embed_, false, true), Shape{B, T_, this->C_});
+  if (rotation_head_) return rotation_head(linear(x, head_w_, head_b_), B, T_);  // (B,T,9)
   return linear(x, head_w_, head_b_);  // (B,T,C)
 }
 

@@ -4,7 +4,9 @@
 //
 // Config keys: D (width), layers (L), heads, dropout (0), positional (alibi|none),
 // init_std (0.02), head (untied | tied: logits x embed^T with no bias, the paper's
-// 104K layout). Parameter count: V*D + L*(12D^2 + 13D) + 2D + D*C + C (C = V for a
+// 104K layout | rotation: D -> 6 -> SO(3) by the 6D Gram-Schmidt map, C = 9,
+// models/continuous.hpp). Real-valued inputs (ContinuousInput,
+// models/transformer_continuous.cpp): features (B,T,F), F = V, times the embedding (F,D). Parameter count: V*D + L*(12D^2 + 13D) + 2D + D*C + C (C = V for a
 // language model; C classes otherwise), without the last two terms when tied.
 // Linear weights are stored (in, out), so y = x W + b. Dense layers run as fused
 // ops (ag::linear, ag::linear_gelu, and ag::linear_residual for a branch's last
@@ -12,13 +14,14 @@
 // (kernels::causal_self_attention), attention dropout included.
 #pragma once
 #include "core/rng.hpp"
+#include "models/capabilities.hpp"
 #include "models/model_base.hpp"
 #include "models/registry.hpp"
 
 namespace liegrad::models {
 
 template <class T>
-class Transformer : public ModelBase<T> {
+class Transformer : public ModelBase<T>, public ContinuousInput<T> {
  public:
   // vocab V input symbols, classes C readout rows (<= 0: C = V, a language model).
   Transformer(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes = 0);
@@ -27,6 +30,9 @@ class Transformer : public ModelBase<T> {
   void set_training(bool on) override { training_ = on; }
   bool training() const override { return training_; }
   void begin_step(uint64_t step_seed) override { dropout_rng_ = Rng(step_seed ^ 0x5eedULL); }
+  ag::Var<T> forward_features(const Array<T>& features, int64_t B, int64_t T_, RecurrentState<T>* state) override;
+  bool outputs_rotations() const override { return rotation_head_; }
+  ContinuousInput<T>* continuous_input() override { return this; }
 
  private:
   struct Block {
@@ -34,12 +40,15 @@ class Transformer : public ModelBase<T> {
   };
   // The attention branch of h = ln1(x): o W_proj + b_proj, plus residual when it is defined.
   ag::Var<T> attention(const Block& blk, const ag::Var<T>& h, const ag::Var<T>& residual);
+  // The blocks, final LayerNorm and head on embedded inputs x (B,T,D): outputs (B,T,C).
+  ag::Var<T> blocks_and_head(ag::Var<T> x, int64_t B, int64_t T_);
   int64_t D_, L_, heads_;
   double dropout_;
   bool alibi_;
   bool training_ = true;
   ag::Var<T> embed_, lnf_w_, lnf_b_, head_w_, head_b_;  // head_* undefined with a tied head
   bool tied_head_ = false;
+  bool rotation_head_ = false;
   std::vector<Block> blocks_;
   Rng dropout_rng_;
 };

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "core/errors.hpp"
+#include "tasks/rotations_task.hpp"
 #include "tasks/text_task.hpp"
 #include "tasks/words_task.hpp"
 
@@ -19,6 +20,7 @@ struct Registry {
   Registry() {
     entries.push_back(text_task_spec());
     entries.push_back(words_task_spec());
+    entries.push_back(rotations_task_spec());
   }
 };
 

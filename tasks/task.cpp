@@ -13,6 +13,11 @@ std::string fixed4(double v) {
   return b;
 }
 
+ag::Varf TaskTraining::forward(models::Model<float>& model, const data::Batch& batch,
+                               models::RecurrentState<float>* state) const {
+  return model.forward(batch.inputs, batch.B, batch.T, state);
+}
+
 ag::Varf TaskTraining::loss(const ag::Varf& logits, const data::Batch& batch) const {
   return ag::cross_entropy(logits, batch.targets);
 }

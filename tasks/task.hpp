@@ -70,6 +70,11 @@ class TaskTraining {
   // True when a recurrent model carries its state from one batch to the next (reset
   // when a batch starts_new_pass); false when every sequence starts from the initial state.
   virtual bool carries_state() const = 0;
+  // The model's outputs (B,T,C) on this rank's `batch`, carrying `state` when given: by
+  // default forward() on the batch's symbols; a task with real-valued inputs reads
+  // batch.features through the model's ContinuousInput (models/capabilities.hpp).
+  virtual ag::Varf forward(models::Model<float>& model, const data::Batch& batch,
+                           models::RecurrentState<float>* state) const;
   // The step's loss from the model's outputs `logits` (B*T rows) on this rank's `batch`,
   // the mean over every position in nats; its gradient trains the model. The default is
   // the cross-entropy of batch.targets (the next symbol, the running product's class).

@@ -30,15 +30,14 @@ inline std::vector<int32_t> tokens(int64_t n, int64_t V, uint64_t seed) {
 // third derivatives in the thousands (where a 1e-3 step loses them to truncation).
 // Checks each parameter's worst relative error <= 1e-6 and returns the worst.
 // before_forward, when given, runs before every forward pass (e.g. reseeding dropout
-// with Model::begin_step, so every evaluation draws the same mask).
-inline double model_gradcheck(models::Model<double>& model, int64_t B, int64_t T_, uint64_t seed,
-                              const std::function<void()>& before_forward = {}) {
-  const int64_t V = model.vocab_size();
-  const auto inputs = tokens(B * T_, V, seed), targets = tokens(B * T_, V, seed + 1);
+// with Model::begin_step, so every evaluation draws the same mask). model_gradcheck_of
+// does the same for any scalar loss of the model, `loss` running its forward pass.
+inline double model_gradcheck_of(models::Model<double>& model, const std::function<ag::Vard()>& loss, uint64_t seed,
+                                 const std::function<void()>& before_forward = {}) {
   auto loss_value = [&]() {
     ag::NoGrad ng;
     if (before_forward) before_forward();
-    return ag::cross_entropy(model.forward(inputs, B, T_), targets).value().item();
+    return loss().value().item();
   };
   Rng rng(seed + 2);
   double worst = 0;
@@ -50,7 +49,7 @@ inline double model_gradcheck(models::Model<double>& model, int64_t B, int64_t T
       for (auto& q : model.parameters()) q.var.zero_grad();
       ag::Tape<double>::current().clear();
       if (before_forward) before_forward();
-      ag::backward(ag::cross_entropy(model.forward(inputs, B, T_), targets));
+      ag::backward(loss());
       double analytic = 0;
       if (p.var.has_grad())
         for (int64_t i = 0; i < v.size(); ++i) analytic += p.var.grad()[i] * v[i];
@@ -71,6 +70,14 @@ inline double model_gradcheck(models::Model<double>& model, int64_t B, int64_t T
   }
   for (auto& q : model.parameters()) q.var.zero_grad();
   return worst;
+}
+
+inline double model_gradcheck(models::Model<double>& model, int64_t B, int64_t T_, uint64_t seed,
+                              const std::function<void()>& before_forward = {}) {
+  const int64_t V = model.vocab_size();
+  const auto inputs = tokens(B * T_, V, seed), targets = tokens(B * T_, V, seed + 1);
+  return model_gradcheck_of(
+      model, [&] { return ag::cross_entropy(model.forward(inputs, B, T_), targets); }, seed, before_forward);
 }
 
 // Trains a float model with plain Adam (lr, betas 0.9/0.999) on one fixed sequence,

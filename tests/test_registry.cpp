@@ -203,7 +203,7 @@ TEST_CASE("ConfigKeyRecorder records the keys a section's readers read, once eac
 }
 
 TEST_CASE("the built-in entries list exactly the keys their constructors read") {
-  CHECK(models::config_keys(models::find_model_spec("lstm")) == std::vector<std::string>{"hidden", "layers"});
+  CHECK(models::config_keys(models::find_model_spec("lstm")) == std::vector<std::string>{"hidden", "layers", "head"});
   CHECK(models::config_keys(models::find_model_spec("exprnn")) == std::vector<std::string>{"hidden"});
   for (const models::ModelSpec& spec : models::builtin_model_specs()) {
     INFO(spec.name);

@@ -121,6 +121,7 @@ TEST_CASE("the task registry: every kind's names in the unknown-dataset error, n
     const std::string m = e.what();
     CHECK(m.find("\"tinyshakespeare\", \"ptb_char\", \"text:<path>\"") != std::string::npos);
     CHECK(m.find("\"words:<group>\"") != std::string::npos);
+    CHECK(m.find("\"rotations:SO3\"") != std::string::npos);
     CHECK(m.find("\"copy:<K>\"") != std::string::npos);
     CHECK(m.find("did you mean 'tinyshakespeare'") != std::string::npos);
   }
@@ -136,5 +137,5 @@ TEST_CASE("the task registry: every kind's names in the unknown-dataset error, n
                        doctest::Contains("train.seq_len: not used by copy:4"), ConfigError);
   std::vector<std::string> names;
   for (const tasks::TaskSpec* s : tasks::task_specs()) names.push_back(s->name);
-  CHECK(names == std::vector<std::string>{"text", "words", "copy"});
+  CHECK(names == std::vector<std::string>{"text", "words", "rotations", "copy"});
 }

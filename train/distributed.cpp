@@ -136,6 +136,14 @@ data::Batch take_rows(const Communicator& comm, const data::Batch& global) {
   out.B = n;
   out.inputs.assign(global.inputs.begin() + first, global.inputs.begin() + first + count);
   out.targets.assign(global.targets.begin() + first, global.targets.begin() + first + count);
+  // Real-valued features and targets: the same rows, at their widths per position.
+  auto rows_of = [&](const std::vector<float>& all, std::vector<float>& mine) {
+    const size_t width = all.size() / static_cast<size_t>(global.B * global.T);
+    mine.assign(all.begin() + static_cast<std::ptrdiff_t>(first * width),
+                all.begin() + static_cast<std::ptrdiff_t>((first + count) * width));
+  };
+  if (!global.features.empty()) rows_of(global.features, out.features);
+  if (!global.values.empty()) rows_of(global.values, out.values);
   return out;
 }
 

@@ -29,7 +29,8 @@ StepOutcome train_step(models::Model<float>& model, optim::Optimizer<float>& opt
     optimizer.zero_grad();
   }
   ag::Tape<float>::current().clear();
-  ag::Varf logits = model.forward(batch.inputs, batch.B, batch.T, state);
+  ag::Varf logits =
+      hooks.forward ? hooks.forward(model, batch, state) : model.forward(batch.inputs, batch.B, batch.T, state);
   ag::Varf loss;
   {
     prof::Tag timed(prof::Family::Readout);

@@ -19,6 +19,10 @@
 namespace liegrad::train {
 
 struct StepHooks {
+  // The model's outputs on the batch (the task's, tasks/task.hpp). Null: forward() on
+  // batch.inputs.
+  std::function<ag::Varf(models::Model<float>& model, const data::Batch& batch, models::RecurrentState<float>* state)>
+      forward;
   // The loss of the step's logits on the batch (the task's, tasks/task.hpp). Null: the
   // mean cross-entropy of batch.targets.
   std::function<ag::Varf(const ag::Varf& logits, const data::Batch& batch)> loss;

@@ -232,6 +232,9 @@ class Run {
   // a non-finite value.
   StepHooks rank_hooks(const data::Batch& batch, double& count, double& allreduce_seconds) {
     StepHooks hooks;
+    hooks.forward = [this](models::Model<float>& model, const data::Batch& b, models::RecurrentState<float>* state) {
+      return training_->forward(model, b, state);
+    };
     hooks.loss = [this](const ag::Varf& logits, const data::Batch& b) { return training_->loss(logits, b); };
     hooks.reduce_loss = [this, &batch, &count](const Array<float>& logits, double local_loss) {
       // The global batch's loss: the mean of the ranks' (their shares are of equal size).

@@ -1,0 +1,159 @@
+// SVG of angle error against walk length (see plot_rotations.hpp).
+#include "report/plot_rotations.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/errors.hpp"
+#include "report/xml_escape.hpp"
+
+namespace liegrad::report {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Point {
+  double length = 0, mean = 0, p95 = 0, floor = 0;
+};
+
+struct Run {
+  std::string label;
+  int64_t max_len = 0;
+  std::vector<Point> points;
+};
+
+nlohmann::json read_json(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) throw IoError("plot: cannot read '" + file.string() + "'");
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded()) throw IoError("plot: '" + file.string() + "' is not valid JSON");
+  return j;
+}
+
+Run read_run(const std::string& dir) {
+  const fs::path file = fs::path(dir) / "result.json";
+  if (!fs::exists(file))
+    throw IoError("plot: '" + file.string() + "' does not exist (is the run in '" + dir + "' finished?)");
+  const nlohmann::json r = read_json(file);
+  if (!r.contains("test") || !r.at("test").is_array() || r.at("test").empty())
+    throw IoError("plot: '" + file.string() + "' holds no test scores by length");
+  Run run;
+  run.label = fs::path(dir).filename().string();
+  if (run.label.empty()) run.label = fs::path(dir).parent_path().filename().string();
+  run.max_len = r.contains("config") ? r["config"]["data"].value("max_len", int64_t{0}) : 0;
+  for (const auto& s : r.at("test")) {
+    if (!s.contains("length") || !s.contains("mean_deg") || !s.contains("p95_deg") || !s.contains("floor_mean_deg"))
+      throw IoError("plot: '" + file.string() + "' lacks the angle scores (mean_deg, p95_deg, floor_mean_deg)");
+    run.points.push_back({s.at("length").get<double>(), s.at("mean_deg").get<double>(), s.at("p95_deg").get<double>(),
+                          s.at("floor_mean_deg").get<double>()});
+  }
+  std::sort(run.points.begin(), run.points.end(), [](const Point& a, const Point& b) { return a.length < b.length; });
+  return run;
+}
+
+}  // namespace
+
+bool is_rotation_run(const std::string& dir) {
+  const fs::path file = fs::path(dir) / "config.json";
+  if (!fs::exists(file)) return false;
+  const nlohmann::json j = read_json(file);
+  return j.contains("data") && j["data"].is_object() && j["data"].value("dataset", "").rfind("rotations:", 0) == 0;
+}
+
+std::string plot_rotation_error_svg(const std::vector<std::string>& run_dirs, const std::string& title) {
+  if (run_dirs.empty()) throw ValueError("plot: give at least one run directory");
+  std::vector<Run> runs;
+  std::set<double> lengths;
+  std::set<int64_t> max_lens;
+  double lo = 1e300, hi = 0;
+  for (const auto& d : run_dirs) {
+    runs.push_back(read_run(d));
+    max_lens.insert(runs.back().max_len);
+    for (const Point& p : runs.back().points) {
+      lengths.insert(p.length);
+      for (double v : {p.mean, p.p95, p.floor})
+        if (v > 0) lo = std::min(lo, v), hi = std::max(hi, v);
+    }
+  }
+  if (hi <= 0) lo = 1e-6, hi = 1;
+  const double y0 = std::floor(std::log10(lo)), y1 = std::max(std::ceil(std::log10(hi)), y0 + 1);
+  const double x0 = std::log2(*lengths.begin()), x1 = std::max(std::log2(*lengths.rbegin()), x0 + 1);
+  const double W = 860, H = 520, L = 70, R = 240, T = 40, B = 60;
+  auto px = [&](double len) { return L + (std::log2(len) - x0) / (x1 - x0) * (W - L - R); };
+  // Zero (a floor without noise) sits on the bottom edge.
+  auto py = [&](double deg) {
+    const double v = deg > 0 ? std::clamp(std::log10(deg), y0, y1) : y0;
+    return H - B - (v - y0) / (y1 - y0) * (H - T - B);
+  };
+  static const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+                                 "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
+  std::ostringstream o;
+  o.setf(std::ios::fixed);
+  o.precision(1);
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
+    << "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  const std::string heading = !title.empty() ? title : "rotations:SO3: angle error against length";
+  o << "<text x=\"" << (L + (W - L - R) / 2) << "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">"
+    << xml_escape(heading) << "</text>\n";
+  for (int k = static_cast<int>(y0); k <= static_cast<int>(y1); ++k) {
+    const double y = py(std::pow(10.0, k));
+    o << "<line x1=\"" << L << "\" x2=\"" << W - R << "\" y1=\"" << y << "\" y2=\"" << y << "\" stroke=\"#e5e5e5\"/>\n";
+    o << "<text x=\"" << L - 6 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\">1e" << k << "</text>\n";
+  }
+  for (double len : lengths) {
+    o << "<line x1=\"" << px(len) << "\" x2=\"" << px(len) << "\" y1=\"" << T << "\" y2=\"" << H - B
+      << "\" stroke=\"#f0f0f0\"/>\n";
+    o << "<text x=\"" << px(len) << "\" y=\"" << H - B + 18 << "\" text-anchor=\"middle\">" << static_cast<int64_t>(len)
+      << "</text>\n";
+  }
+  o << "<rect x=\"" << L << "\" y=\"" << T << "\" width=\"" << W - L - R << "\" height=\"" << H - T - B
+    << "\" fill=\"none\" stroke=\"black\"/>\n";
+  o << "<text x=\"" << L + (W - L - R) / 2 << "\" y=\"" << H - 18
+    << "\" text-anchor=\"middle\">walk length (log scale)</text>\n";
+  o << "<text transform=\"translate(20," << T + (H - T - B) / 2
+    << ") rotate(-90)\" text-anchor=\"middle\">geodesic angle error, degrees (log scale)</text>\n";
+  if (max_lens.size() == 1 && *max_lens.begin() > 0) {
+    const double m = static_cast<double>(*max_lens.begin());
+    if (std::log2(m) >= x0 && std::log2(m) <= x1)
+      o << "<line x1=\"" << px(m) << "\" x2=\"" << px(m) << "\" y1=\"" << T << "\" y2=\"" << H - B
+        << "\" stroke=\"#888\" stroke-dasharray=\"2,3\"/>\n<text x=\"" << px(m) + 4 << "\" y=\"" << T + 14
+        << "\" fill=\"#888\">longest training walk</text>\n";
+  }
+  auto path = [&](const Run& run, double Point::*field) {
+    std::ostringstream p;
+    p.setf(std::ios::fixed);
+    p.precision(1);
+    for (size_t k = 0; k < run.points.size(); ++k)
+      p << (k ? " L" : "M") << px(run.points[k].length) << "," << py(run.points[k].*field);
+    return p.str();
+  };
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const char* c = colors[i % 10];
+    o << "<path d=\"" << path(runs[i], &Point::mean) << "\" fill=\"none\" stroke=\"" << c << "\" stroke-width=\"2\"/>\n";
+    o << "<path d=\"" << path(runs[i], &Point::p95) << "\" fill=\"none\" stroke=\"" << c
+      << "\" stroke-width=\"1.5\" stroke-dasharray=\"6,4\"/>\n";
+    const bool floor = std::any_of(runs[i].points.begin(), runs[i].points.end(), [](const Point& p) { return p.floor > 0; });
+    if (floor)
+      o << "<path d=\"" << path(runs[i], &Point::floor) << "\" fill=\"none\" stroke=\"#888\" stroke-width=\"1.5\""
+        << " stroke-dasharray=\"2,3\"/>\n";
+    for (const Point& p : runs[i].points)
+      o << "<circle cx=\"" << px(p.length) << "\" cy=\"" << py(p.mean) << "\" r=\"3.5\" fill=\"" << c << "\"/>\n";
+    const double ly = T + 14 + 20.0 * static_cast<double>(i);
+    o << "<line x1=\"" << W - R + 14 << "\" x2=\"" << W - R + 40 << "\" y1=\"" << ly << "\" y2=\"" << ly
+      << "\" stroke=\"" << c << "\" stroke-width=\"2\"/>\n<text x=\"" << W - R + 46 << "\" y=\"" << ly + 4 << "\">"
+      << xml_escape(runs[i].label + (floor ? " (grey: floor)" : "")) << "</text>\n";
+  }
+  const double ky = T + 14 + 20.0 * static_cast<double>(runs.size()) + 10;
+  o << "<text x=\"" << W - R + 14 << "\" y=\"" << ky << "\" fill=\"#555\">solid: mean; dashed: 95th percentile</text>\n";
+  o << "</svg>\n";
+  return o.str();
+}
+
+}  // namespace liegrad::report
