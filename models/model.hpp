@@ -35,6 +35,8 @@ template <class T>
 class LayerProbing;
 template <class T>
 class GroupStateReadout;
+template <class T>
+class IncrementalDecoding;
 
 template <class T>
 class Model {
@@ -67,6 +69,8 @@ class Model {
   // offers it, else nullptr; the tools that need one name the model type that lacks it.
   virtual LayerProbing<T>* layer_probing() { return nullptr; }
   virtual GroupStateReadout<T>* group_state_readout() { return nullptr; }
+  // Incremental decoding (models/decoding.hpp): the attention models' cached steps.
+  virtual IncrementalDecoding<T>* incremental_decoding() { return nullptr; }
 
   // Degrees of freedom: m per group element, else element counts (docs/models.md §2).
   int64_t parameter_count() {
