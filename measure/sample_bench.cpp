@@ -27,7 +27,7 @@ SampleBenchResult bench_sampling(const nlohmann::json& config, const SampleBench
   set_num_threads(threads);
   const auto task = tasks::make_task({rc.data.section, opt.data_dir});
   const int64_t V = task->input_vocab();
-  if (task->classes() != V)
+  if (task->classes() > 0 && task->classes() != V)  // classes() 0: a language model (C = V)
     throw ValueError("bench --sample: the model reads " + std::to_string(V) + " symbols but predicts " +
                      std::to_string(task->classes()) + " classes; only a language model generates");
   if (V > 256) throw ValueError("bench --sample: vocabularies of more than 256 symbols are not sampled, got " + std::to_string(V));
