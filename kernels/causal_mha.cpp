@@ -190,9 +190,34 @@ void backward(const Saved<T>& sv, const T* G, const T* qkv, T* dqkv, bool fresh)
 
 }  // namespace
 
+// The recompute path (attention_recompute.hpp): keeps the (B*h,T) log-normalisers only.
+template <class T>
+Var<T> recomputed_attention(const Var<T>& qkv, int heads, const std::vector<T>& slopes, T scale) {
+  const Shape& s = qkv.shape();
+  auto sh = std::make_shared<recompute::MhaShape<T>>();
+  auto kept = std::make_shared<std::pair<std::vector<T>, Buffer<T>>>();  // the slopes and lse
+  kept->first = slopes;
+  sh->B = s[0];
+  sh->T_ = s[1];
+  sh->D = s[2] / 3;
+  sh->h = heads;
+  sh->e = sh->D / heads;
+  sh->scale = scale;
+  sh->slopes = &kept->first;
+  kept->second = Buffer<T>(sh->B * heads * sh->T_);  // every entry written by mha_forward
+  Array<T> out = Array<T>::uninitialized(Shape{sh->B, sh->T_, sh->D});
+  recompute::mha_forward(*sh, qkv.value().data(), out.data(), kept->second.data());
+  return record_op<T>(std::move(out), {&qkv}, [qkv, sh, kept](const Array<T>& G) {
+    prof::Scope timed_b(prof::Family::Attention);
+    bool fresh = false;
+    T* dqkv = qkv.node()->grad_for_write(&fresh).data();
+    recompute::mha_backward(*sh, qkv.value().data(), kept->second.data(), G.data(), dqkv, fresh);
+  });
+}
+
 template <class T>
 Var<T> causal_self_attention(const Var<T>& qkv, int heads, const std::vector<T>& slopes, T scale, double dropout,
-                             Rng* rng) {
+                             Rng* rng, AttentionMemory memory) {
   const Shape& s = qkv.shape();
   if (s.ndim != 3 || heads < 1 || s[2] % (3 * heads) != 0)
     throw ShapeError("causal_self_attention: expected qkv (B,T,3D) with D divisible by " + std::to_string(heads) +
@@ -204,6 +229,7 @@ Var<T> causal_self_attention(const Var<T>& qkv, int heads, const std::vector<T>&
     throw ValueError("causal_self_attention: dropout must be in [0, 1), got " + std::to_string(dropout));
   if (dropout > 0 && rng == nullptr) throw ValueError("causal_self_attention: dropout > 0 needs a random generator");
   prof::Scope timed(prof::Family::Attention);
+  if (dropout == 0 && choose_recompute(memory, s[1])) return recomputed_attention(qkv, heads, slopes, scale);
   auto sv = std::make_shared<Saved<T>>();
   sv->B = s[0];
   sv->T_ = s[1];
@@ -230,7 +256,9 @@ Var<T> causal_self_attention(const Var<T>& qkv, int heads, const std::vector<T>&
   });
 }
 
-template Var<float> causal_self_attention(const Var<float>&, int, const std::vector<float>&, float, double, Rng*);
-template Var<double> causal_self_attention(const Var<double>&, int, const std::vector<double>&, double, double, Rng*);
+template Var<float> causal_self_attention(const Var<float>&, int, const std::vector<float>&, float, double, Rng*,
+                                          AttentionMemory);
+template Var<double> causal_self_attention(const Var<double>&, int, const std::vector<double>&, double, double, Rng*,
+                                           AttentionMemory);
 
 }  // namespace liegrad::kernels

@@ -21,11 +21,17 @@
 // Backward: dv = P~^T dO, dP = (dO v^T) .* M / (1 - p), then dS as above, its rowsum
 // taken over P .* dP directly (equal to dO . o, as without dropout). The mask is kept
 // as bytes.
+//
+// Memory: without dropout and for T > kKeepWeightsUpTo (or memory = Recompute) the op
+// keeps only each row's log-normaliser (B*h,T) and rebuilds P block by block in the
+// backward (kernels/attention_recompute.hpp), so its memory grows linearly in T; the
+// kept-weights path above (memory = Keep) is its reference.
 #pragma once
 #include <vector>
 
 #include "autograd/var.hpp"
 #include "core/rng.hpp"
+#include "kernels/attention_recompute.hpp"
 
 namespace liegrad::kernels {
 
@@ -34,6 +40,7 @@ using ag::Var;
 // qkv (B,T,3D) -> (B,T,D). dropout in [0, 1); rng is used (and must be given) only when dropout > 0.
 template <class T>
 Var<T> causal_self_attention(const Var<T>& qkv, int heads, const std::vector<T>& slopes, T scale,
-                             double dropout = 0.0, Rng* rng = nullptr);
+                             double dropout = 0.0, Rng* rng = nullptr,
+                             AttentionMemory memory = AttentionMemory::Auto);
 
 }  // namespace liegrad::kernels

@@ -19,8 +19,9 @@
 namespace liegrad::kernels {
 
 // p (i+1) = the softmax above of s (i+1); p may alias s. Writes nothing past p[i].
+// With lse, *lse = log sum_j exp(logit_j), from which causal_exp_row rebuilds the row.
 template <class T>
-void causal_softmax_row_scalar(int64_t i, const T* s, T scale, T slope, T* p) {
+void causal_softmax_row_scalar(int64_t i, const T* s, T scale, T slope, T* p, T* lse = nullptr) {
   T mx = -INFINITY;
   for (int64_t j = 0; j <= i; ++j) {
     p[j] = scale * s[j] - slope * static_cast<T>(i - j);
@@ -30,8 +31,19 @@ void causal_softmax_row_scalar(int64_t i, const T* s, T scale, T slope, T* p) {
   vm::exp_array(i + 1, p, p);
   T sum = 0;
   for (int64_t j = 0; j <= i; ++j) sum += p[j];
+  if (lse) *lse = mx + std::log(sum);
   const T inv = T(1) / sum;
   for (int64_t j = 0; j <= i; ++j) p[j] *= inv;
+}
+
+// The same row rebuilt from its log-normaliser (causal_softmax_row's lse):
+//   p_j = exp(scale * s_j - slope * (i - j) - lse),  j = 0..i;
+// the attention kernels that keep only lse per row (the recompute paths) call it in the backward.
+template <class T>
+void causal_exp_row(int64_t i, const T* s, T scale, T slope, T lse, T* p) {
+#pragma omp simd
+  for (int64_t j = 0; j <= i; ++j) p[j] = scale * s[j] - slope * static_cast<T>(i - j) - lse;
+  vm::exp_array(i + 1, p, p);
 }
 
 #if LIEGRAD_SIMD
@@ -41,7 +53,8 @@ void causal_softmax_row_scalar(int64_t i, const T* s, T scale, T slope, T* p) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
-inline void causal_softmax_row_simd(int64_t i, const float* s, float scale, float slope, float* p) {
+inline void causal_softmax_row_simd(int64_t i, const float* s, float scale, float slope, float* p,
+                                    float* lse = nullptr) {
   using namespace simd;
   const int64_t len = i + 1;
   const V vscale = set1(scale), vslope = set1(slope), lane = iota();
@@ -75,7 +88,9 @@ inline void causal_softmax_row_simd(int64_t i, const float* s, float scale, floa
     store(p + full, tail, e);
     vsum = add(vsum, select(tail, e, zero()));
   }
-  const V inv = set1(1.0f / reduce_add(vsum));
+  const float sum = reduce_add(vsum);
+  if (lse) *lse = reduce_max(vmax) + std::log(sum);
+  const V inv = set1(1.0f / sum);
   for (j = 0; j < full; j += kLanes) store(p + j, mul(load(p + j), inv));
   if (full < len) store(p + full, tail, mul(load(tail, p + full), inv));
 }
@@ -84,14 +99,14 @@ inline void causal_softmax_row_simd(int64_t i, const float* s, float scale, floa
 
 // The row the attention kernels call: SIMD for float where the build has it.
 template <class T>
-void causal_softmax_row(int64_t i, const T* s, T scale, T slope, T* p) {
+void causal_softmax_row(int64_t i, const T* s, T scale, T slope, T* p, T* lse = nullptr) {
 #if LIEGRAD_SIMD
   if constexpr (std::is_same_v<T, float>) {
-    causal_softmax_row_simd(i, s, scale, slope, p);
+    causal_softmax_row_simd(i, s, scale, slope, p, lse);
     return;
   }
 #endif
-  causal_softmax_row_scalar(i, s, scale, slope, p);
+  causal_softmax_row_scalar(i, s, scale, slope, p, lse);
 }
 
 // Three more row operations. The first is causal_mha.cpp's softmax pullback; the other

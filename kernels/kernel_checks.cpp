@@ -58,6 +58,10 @@ std::vector<ag::OpCheck> kernel_op_checks() {
   c.push_back(gaussian_check("mean_head_attention(T=21, no slopes)", {{2 * 21, 2, 2}, {2}}, [](const Vs& x) {
     return mean_head_attention(x[0], x[1], std::vector<double>{}, 1.0, 2, 21);
   }));
+  // The recompute path (weights rebuilt in the backward from the row log-normalisers).
+  c.push_back(gaussian_check("mean_head_attention(recompute, T=21)", {{2 * 21, 2, 2}, {3}}, [slopes](const Vs& x) {
+    return mean_head_attention(x[0], x[1], slopes, 0.5, 2, 21, AttentionMemory::Recompute);
+  }));
   // LSTM layer over a window (B=3, T=4, h=5) and a single step; every input
   // (xw, W_hh, h0, c0) differentiable.
   c.push_back(gaussian_check("lstm_scan", {{3, 4, 20}, {5, 20}, {3, 5}, {3, 5}}, [](const Vs& x) {
@@ -100,6 +104,16 @@ std::vector<ag::OpCheck> kernel_op_checks() {
   c.push_back(gaussian_check("causal_self_attention(qkv's gradient started, T=19)", {{2, 19, 12}}, [](const Vs& x) {
     return ag::add(causal_self_attention(x[0], 2, std::vector<double>{0.5, 0.25}, 0.5), ag::slice(x[0], 2, 0, 4));
   }));
+  // The recompute path, alone and with qkv's gradient started by a later use.
+  c.push_back(gaussian_check("causal_self_attention(recompute, T=19)", {{2, 19, 12}}, [](const Vs& x) {
+    return causal_self_attention(x[0], 2, std::vector<double>{0.5, 0.25}, 0.5, 0.0, nullptr, AttentionMemory::Recompute);
+  }));
+  c.push_back(gaussian_check("causal_self_attention(recompute, qkv's gradient started, T=19)", {{2, 19, 12}},
+                             [](const Vs& x) {
+                               return ag::add(causal_self_attention(x[0], 2, std::vector<double>{0.5, 0.25}, 0.5, 0.0,
+                                                                    nullptr, AttentionMemory::Recompute),
+                                              ag::slice(x[0], 2, 0, 4));
+                             }));
   // With attention dropout: a generator made afresh in each call draws the same mask,
   // so the op is one fixed function of qkv for the finite differences.
   c.push_back(gaussian_check("causal_self_attention(dropout 0.3, T=19)", {{2, 19, 12}}, [](const Vs& x) {
@@ -258,6 +272,11 @@ std::vector<ag::EquivalenceCheck> kernel_reference_checks() {
         [=](Rng& rng) { return std::vector<A>{g->sample<double>(rng, B * T_), rng.normal_array<double>(Shape{heads}, 0.5)}; },
         [=](const Vs& x) { return mean_head_attention(x[0], x[1], slopes, s, B, T_); },
         [=](const Vs& x) { return mean_head_attention_reference(x[0], x[1], slopes, s, B, T_); }));
+    c.push_back(equivalence(
+        std::string("mean_head_attention recompute == kept weights ") + g->name() + (k.alibi ? " alibi" : ""),
+        [=](Rng& rng) { return std::vector<A>{g->sample<double>(rng, B * T_), rng.normal_array<double>(Shape{heads}, 0.5)}; },
+        [=](const Vs& x) { return mean_head_attention(x[0], x[1], slopes, s, B, T_, AttentionMemory::Recompute); },
+        [=](const Vs& x) { return mean_head_attention(x[0], x[1], slopes, s, B, T_, AttentionMemory::Keep); }));
   }
   // Transformer attention: 2 and 4 heads, T across one and two row blocks.
   for (const int64_t T_ : {int64_t(5), int64_t(19)}) {
@@ -268,6 +287,11 @@ std::vector<ag::EquivalenceCheck> kernel_reference_checks() {
           name, [=](Rng& rng) { return std::vector<A>{rng.normal_array<double>(Shape{2, T_, 3 * 4 * heads})}; },
           [=](const Vs& x) { return causal_self_attention(x[0], heads, slopes, 0.5); },
           [=](const Vs& x) { return causal_self_attention_reference(x[0], heads, slopes, 0.5); }));
+      c.push_back(equivalence(
+          "causal_self_attention recompute == kept weights h=" + std::to_string(heads) + " T=" + std::to_string(T_),
+          [=](Rng& rng) { return std::vector<A>{rng.normal_array<double>(Shape{2, T_, 3 * 4 * heads})}; },
+          [=](const Vs& x) { return causal_self_attention(x[0], heads, slopes, 0.5, 0.0, nullptr, AttentionMemory::Recompute); },
+          [=](const Vs& x) { return causal_self_attention(x[0], heads, slopes, 0.5, 0.0, nullptr, AttentionMemory::Keep); }));
     }
   }
   // With attention dropout, both sides drawing from generators in the same state: the

@@ -165,9 +165,34 @@ void backward(const Saved<T>& sv, const T* G, const T* X, T* dX, T* dlog_beta, T
 
 }  // namespace
 
+// The recompute path (attention_recompute.hpp): keeps the (B,h,T) log-normalisers only.
+template <class T>
+Var<T> recomputed_mean_attention(const Var<T>& X, const Var<T>& log_beta, const std::vector<T>& slopes, T s,
+                                 int64_t B, int64_t T_) {
+  struct Kept {
+    recompute::MeanShape<T> sh;
+    std::vector<T> beta, slopes;
+    Buffer<T> lse;
+  };
+  auto kp = std::make_shared<Kept>();
+  const int64_t h = log_beta.size();
+  for (int64_t k = 0; k < h; ++k) kp->beta.push_back(std::exp(log_beta.value()[k]));
+  kp->slopes = slopes;
+  kp->sh = recompute::MeanShape<T>{B, T_, X.size() / (B * T_), h, &kp->beta, &kp->slopes, s};
+  kp->lse = Buffer<T>(B * h * T_);  // every entry written by mean_forward
+  Array<T> out = Array<T>::uninitialized(X.shape());
+  recompute::mean_forward(kp->sh, X.value().data(), out.data(), kp->lse.data());
+  return record_op<T>(std::move(out), {&X, &log_beta}, [X, log_beta, kp](const Array<T>& G) {
+    prof::Scope timed_b(prof::Family::Attention);
+    recompute::mean_backward(kp->sh, X.value().data(), kp->lse.data(), G.data(),
+                             X.requires_grad() ? X.node()->grad_ref().data() : nullptr,
+                             log_beta.requires_grad() ? log_beta.node()->grad_ref().data() : nullptr);
+  });
+}
+
 template <class T>
 Var<T> mean_head_attention(const Var<T>& X, const Var<T>& log_beta, const std::vector<T>& slopes, T s, int64_t B,
-                           int64_t T_) {
+                           int64_t T_, AttentionMemory memory) {
   const int64_t h = log_beta.size();
   if (B < 1 || T_ < 1 || X.size() % (B * T_) != 0)
     throw ShapeError("mean_head_attention: " + X.shape().str() + " does not hold " + std::to_string(B) + " x " +
@@ -178,6 +203,7 @@ Var<T> mean_head_attention(const Var<T>& X, const Var<T>& log_beta, const std::v
     throw ShapeError("mean_head_attention: " + std::to_string(slopes.size()) + " slopes for " + std::to_string(h) +
                      " heads");
   prof::Scope timed(prof::Family::Attention);
+  if (choose_recompute(memory, T_)) return recomputed_mean_attention(X, log_beta, slopes, s, B, T_);
   auto sv = std::make_shared<Saved<T>>();
   sv->B = B;
   sv->T_ = T_;
@@ -199,8 +225,8 @@ Var<T> mean_head_attention(const Var<T>& X, const Var<T>& log_beta, const std::v
 }
 
 template Var<float> mean_head_attention(const Var<float>&, const Var<float>&, const std::vector<float>&, float,
-                                        int64_t, int64_t);
+                                        int64_t, int64_t, AttentionMemory);
 template Var<double> mean_head_attention(const Var<double>&, const Var<double>&, const std::vector<double>&, double,
-                                         int64_t, int64_t);
+                                         int64_t, int64_t, AttentionMemory);
 
 }  // namespace liegrad::kernels

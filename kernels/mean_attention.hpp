@@ -14,10 +14,16 @@
 // The forward keeps S, Abar and every P^k. In float on AVX-512 the softmaxes run with a
 // block of 16 queries in the lanes of a register (kernels/mean_attention_lanes.hpp),
 // between the same products.
+//
+// Memory: for T > kKeepWeightsUpTo (or memory = Recompute) the op keeps only the
+// per-head row log-normalisers (B,h,T) and rebuilds S, P^k and Abar block by block in the
+// backward (kernels/attention_recompute.hpp), so its memory grows linearly in T; the
+// kept path above (memory = Keep) is its reference.
 #pragma once
 #include <vector>
 
 #include "autograd/var.hpp"
+#include "kernels/attention_recompute.hpp"
 
 namespace liegrad::kernels {
 
@@ -27,6 +33,6 @@ using ag::Var;
 // log_beta: (h); slopes: h fixed ALiBi slopes or empty. Returns an array of X's shape.
 template <class T>
 Var<T> mean_head_attention(const Var<T>& X, const Var<T>& log_beta, const std::vector<T>& slopes, T s, int64_t B,
-                           int64_t T_);
+                           int64_t T_, AttentionMemory memory = AttentionMemory::Auto);
 
 }  // namespace liegrad::kernels

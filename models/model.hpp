@@ -37,6 +37,8 @@ template <class T>
 class GroupStateReadout;
 template <class T>
 class ContinuousInput;
+template <class T>
+class IncrementalDecoding;
 
 template <class T>
 class Model {
@@ -70,6 +72,8 @@ class Model {
   virtual LayerProbing<T>* layer_probing() { return nullptr; }
   virtual GroupStateReadout<T>* group_state_readout() { return nullptr; }
   virtual ContinuousInput<T>* continuous_input() { return nullptr; }
+  // Incremental decoding (models/decoding.hpp): the attention models' cached steps.
+  virtual IncrementalDecoding<T>* incremental_decoding() { return nullptr; }
 
   // Degrees of freedom: m per group element, else element counts (docs/models.md §2).
   int64_t parameter_count() {

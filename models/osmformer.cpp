@@ -6,6 +6,7 @@
 #include "autograd/ops.hpp"
 #include "core/profile.hpp"
 #include "groups/group_ops.hpp"
+#include "kernels/attention_query.hpp"
 #include "kernels/mean_attention.hpp"
 #include "kernels/relative_update.hpp"
 #include "kernels/token_update.hpp"
@@ -105,9 +106,65 @@ ag::Var<T> OsmFormer<T>::gamma_gnd(const Layer& layer, const ag::Var<T>& gamma_a
 }
 
 template <class T>
+ag::Var<T> OsmFormer<T>::update(const ag::Var<T>& H, const ag::Var<T>& A, const ag::Var<T>& M,
+                                const ag::Var<T>& gamma_att, const ag::Var<T>& gamma_ground,
+                                const std::vector<int32_t>& inputs) {
+  const groups::Group& g = *cfg_.group;
+  // Update dropout in training scales each token's A_i or M_i (u is linear in them) by
+  // 0 or 1/(1-p); the token grounding's target is the token itself and is not dropped.
+  switch (grounding_) {
+    case Grounding::Relative: {
+      const ag::Var<T> moved = kernels::relative_update(g, H, dropout_.apply(A), gamma_att);
+      return kernels::relative_update(g, moved, dropout_.apply(M), gamma_ground);
+    }
+    case Grounding::Combined:
+      return kernels::combined_update(g, H, dropout_.apply(A), gamma_att, dropout_.apply(M), gamma_ground);
+    case Grounding::Token:
+      return kernels::token_update(g, kernels::relative_update(g, H, dropout_.apply(A), gamma_att), token_coords(),
+                                   gamma_ground, inputs);
+    case Grounding::Off: break;
+  }
+  return kernels::relative_update(g, H, dropout_.apply(A), gamma_att);
+}
+
+template <class T>
+Array<T> OsmFormer<T>::decode_step(int32_t symbol, DecodingCache<T>& cache) {
+  using namespace ag;
+  NoGrad no_grad;
+  const groups::Group& g = *cfg_.group;
+  const int64_t n = g.n(), D = n * n, P = cache.positions + 1;
+  if (cache.positions == 0 || cache.constants.empty()) {  // a new window: what every step reuses
+    cache.clear();
+    cache.constants.push_back(Var<T>::constant(embed_.elements().value()));
+    cache.constants.push_back(Var<T>::constant(readout_.prototypes().value()));
+    for (const Layer& layer : blocks_) {
+      const Var<T> gamma_att = layer.mix_att.dense();
+      cache.constants.push_back(gamma_att);
+      cache.constants.push_back(gamma_gnd(layer, gamma_att));
+    }
+    cache.layers.assign(blocks_.size(), {});
+  }
+  std::vector<T> beta;
+  const std::vector<int32_t> inputs{symbol};
+  const Var<T> M = embedding(cache.constants[0], inputs, {1});  // (1,n,n); throws for a symbol outside the vocabulary
+  Var<T> H = M;
+  for (size_t l = 0; l < blocks_.size(); ++l) {
+    const Layer& layer = blocks_[l];
+    std::vector<T>& X = cache.layers[l];
+    X.insert(X.end(), H.value().data(), H.value().data() + D);
+    beta.clear();
+    for (int64_t k = 0; k < heads_; ++k) beta.push_back(std::exp(layer.log_beta.value()[k]));
+    Array<T> A(Shape{1, n, n});
+    kernels::mean_head_query(X.data(), P, D, beta, slopes_, static_cast<T>(g.real_scale()), A.data());
+    H = update(H, Var<T>::constant(std::move(A)), M, cache.constants[2 + 2 * l], cache.constants[3 + 2 * l], inputs);
+  }
+  cache.positions = P;
+  return readout_.logits(H, cache.constants[1]).value().reshaped(Shape{this->C_});
+}
+
+template <class T>
 ag::Var<T> OsmFormer<T>::encode(const std::vector<int32_t>& inputs, int64_t B, int64_t T_) {
   using namespace ag;
-  const groups::Group& g = *cfg_.group;
   const int64_t N = B * T_;
   if (static_cast<int64_t>(inputs.size()) != N)
     throw ShapeError("osmformer: " + std::to_string(inputs.size()) + " inputs for a (" + std::to_string(B) + "," +
@@ -118,24 +175,7 @@ ag::Var<T> OsmFormer<T>::encode(const std::vector<int32_t>& inputs, int64_t B, i
     const Var<T> A = attention(layer, H, B, T_);
     const Var<T> gamma_att = layer.mix_att.dense();
     const Var<T> gamma_ground = gamma_gnd(layer, gamma_att);  // formed once (lowrank, bounded)
-    // Update dropout in training scales each token's A_i or M_i (u is linear in them) by
-    // 0 or 1/(1-p); the token grounding's target is the token itself and is not dropped.
-    switch (grounding_) {
-      case Grounding::Relative:
-        H = kernels::relative_update(g, H, dropout_.apply(A), gamma_att);
-        H = kernels::relative_update(g, H, dropout_.apply(M), gamma_ground);
-        break;
-      case Grounding::Combined:
-        H = kernels::combined_update(g, H, dropout_.apply(A), gamma_att, dropout_.apply(M), gamma_ground);
-        break;
-      case Grounding::Token:
-        H = kernels::relative_update(g, H, dropout_.apply(A), gamma_att);
-        H = kernels::token_update(g, H, token_coords(), gamma_ground, inputs);
-        break;
-      case Grounding::Off:
-        H = kernels::relative_update(g, H, dropout_.apply(A), gamma_att);
-        break;
-    }
+    H = update(H, A, M, gamma_att, gamma_ground, inputs);
   }
   return H;
 }

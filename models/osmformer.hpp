@@ -31,8 +31,12 @@
 // Parameters: embed, proto, bias, log_tau, layers.l.log_beta (h), and with linear,
 // lowrank or bounded mixing layers.l.mix_att and layers.l.mix_gnd (separate) or
 // layers.l.mix (shared), each (m,m) (lowrank: .u, .v).
+// Incremental decoding (models/decoding.hpp): the cache keeps each position's state H_j
+// entering every layer, the layer's keys and values at once (scores Re tr(H_i* H_j),
+// target A_i = mean softmax H_j); a position's later layers read only its own column.
 #pragma once
 #include "models/capabilities.hpp"
+#include "models/decoding.hpp"
 #include "models/osm_common.hpp"
 #include "models/registry.hpp"
 
@@ -54,7 +58,7 @@ std::string grounding_name(Grounding g);
 Grounding default_grounding(MixingKind mixing, bool shared_mixing, groups::GroupParamMode mode);
 
 template <class T>
-class OsmFormer : public ModelBase<T>, public LayerProbing<T> {
+class OsmFormer : public ModelBase<T>, public LayerProbing<T>, public IncrementalDecoding<T> {
  public:
   // vocab V input symbols, classes C readout rows (<= 0: C = V, a language model).
   OsmFormer(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes = 0);
@@ -72,12 +76,20 @@ class OsmFormer : public ModelBase<T>, public LayerProbing<T> {
   void set_training(bool on) override { dropout_.set_training(on); }
   bool training() const override { return dropout_.training(); }
   void begin_step(uint64_t step_seed) override { dropout_.begin_step(step_seed); }
+  IncrementalDecoding<T>* incremental_decoding() override { return this; }
+  // Cache: layers[l] holds the states entering layer l, (positions, n*n); constants the
+  // token elements (V,n,n), the prototypes and each layer's Gamma_att and Gamma_gnd.
+  Array<T> decode_step(int32_t symbol, DecodingCache<T>& cache) override;
 
  private:
   struct Layer {
     ag::Var<T> log_beta;
     TangentMixing<T> mix_att, mix_gnd;  // mix_gnd unused when shared (mix_att serves both)
   };
+  // H after one layer's update from its attention target A and the token elements M
+  // (both dropped out in training), the grounding's reading; inputs for token grounding.
+  ag::Var<T> update(const ag::Var<T>& H, const ag::Var<T>& A, const ag::Var<T>& M, const ag::Var<T>& gamma_att,
+                    const ag::Var<T>& gamma_ground, const std::vector<int32_t>& inputs);
   // One layer's attention target A (B*T,n,n) for states H.
   ag::Var<T> attention(const Layer& layer, const ag::Var<T>& H, int64_t B, int64_t T_) const;
   // Gamma_gnd of a layer: gamma_att itself when shared (model.grounding_mixing), so a

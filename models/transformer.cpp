@@ -7,6 +7,7 @@
 
 #include "autograd/ops.hpp"
 #include "core/profile.hpp"
+#include "kernels/attention_query.hpp"
 #include "kernels/causal_mha.hpp"
 #include "core/config.hpp"
 #include "models/continuous.hpp"
@@ -90,24 +91,45 @@ template <class T>
 ag::Var<T> Transformer<T>::attention(const Block& blk, const ag::Var<T>& h, const ag::Var<T>& residual) {
   using namespace ag;
   const int H = static_cast<int>(heads_);
-  const int64_t D = D_;
   Var<T> qkv;
   {
     prof::Tag timed(prof::Family::Dense);
     qkv = linear(h, blk.qkv_w, blk.qkv_b);  // (B,T,3D)
   }
   prof::Tag timed(prof::Family::Attention);
-  const T inv_sqrt = static_cast<T>(1.0 / std::sqrt(static_cast<double>(D / H)));
-  std::vector<T> slopes;
-  if (alibi_)
-    for (double x : alibi_slopes(H)) slopes.push_back(static_cast<T>(x));
   // All heads in one fused op (kernels/causal_mha.hpp), attention dropout included: it
   // draws the same mask from dropout_rng_ as dropout(softmax(S)) would.
   const double p = training_ ? dropout_ : 0.0;
-  Var<T> o = kernels::causal_self_attention(qkv, H, slopes, inv_sqrt, p, p > 0 ? &dropout_rng_ : nullptr);  // (B,T,D)
+  Var<T> o = kernels::causal_self_attention(qkv, H, slopes(), score_scale(), p, p > 0 ? &dropout_rng_ : nullptr);  // (B,T,D)
   prof::Tag dense(prof::Family::Dense);
   // The residual add in the projection (x + o W + b) unless dropout comes between them.
   return residual.defined() ? linear_residual(o, blk.proj_w, blk.proj_b, residual) : linear(o, blk.proj_w, blk.proj_b);
+}
+
+template <class T>
+std::vector<T> Transformer<T>::slopes() const {
+  std::vector<T> s;
+  if (alibi_)
+    for (double x : ag::alibi_slopes(static_cast<int>(heads_))) s.push_back(static_cast<T>(x));
+  return s;
+}
+
+template <class T>
+ag::Var<T> Transformer<T>::mlp_residual(const Block& blk, const ag::Var<T>& x) const {
+  using namespace ag;
+  prof::Tag timed(prof::Family::Dense);
+  return linear_residual(linear_gelu(layer_norm(x, blk.ln2_w, blk.ln2_b), blk.fc_w, blk.fc_b), blk.fc2_w, blk.fc2_b, x);
+}
+
+template <class T>
+ag::Var<T> Transformer<T>::readout(const ag::Var<T>& x_in, int64_t B, int64_t T_) const {
+  using namespace ag;
+  const Var<T> x = layer_norm(x_in, lnf_w_, lnf_b_);
+  prof::Tag timed(prof::Family::Readout);
+  if (tied_head_)  // (B*T,D) by embed^T (D,V)
+    return reshape(matmul(reshape(x, Shape{B * T_, D_}), embed_, false, true), Shape{B, T_, this->C_});
+  if (rotation_head_) return rotation_head(linear(x, head_w_, head_b_), B, T_);  // (B,T,9)
+  return linear(x, head_w_, head_b_);  // (B,T,C)
 }
 
 template <class T>
@@ -124,19 +146,41 @@ ag::Var<T> Transformer<T>::blocks_and_head(ag::Var<T> x, int64_t B, int64_t T_) 
     // x + attn(ln1(x)) and x + mlp(ln2(x)); without dropout each add is fused into the
     // branch's last product (ag::linear_residual).
     Var<T> a = attention(blk, layer_norm(x, blk.ln1_w, blk.ln1_b), drop ? Var<T>() : x);
+    if (!drop) {
+      x = mlp_residual(blk, a);
+      continue;
+    }
     prof::Tag timed(prof::Family::Dense);
-    if (drop) x = add(x, dropout(a, dropout_, dropout_rng_));
-    else x = a;
+    x = add(x, dropout(a, dropout_, dropout_rng_));
     Var<T> m = linear_gelu(layer_norm(x, blk.ln2_w, blk.ln2_b), blk.fc_w, blk.fc_b);
-    if (drop) x = add(x, dropout(linear(m, blk.fc2_w, blk.fc2_b), dropout_, dropout_rng_));
-    else x = linear_residual(m, blk.fc2_w, blk.fc2_b, x);
+    x = add(x, dropout(linear(m, blk.fc2_w, blk.fc2_b), dropout_, dropout_rng_));
   }
-  x = layer_norm(x, lnf_w_, lnf_b_);
-  prof::Tag timed(prof::Family::Readout);
-  if (tied_head_)  // (B*T,D) by embed^T (D,V)
-    return reshape(matmul(reshape(x, Shape{B * T_, D_}), embed_, false, true), Shape{B, T_, this->C_});
-  if (rotation_head_) return rotation_head(linear(x, head_w_, head_b_), B, T_);  // (B,T,9)
-  return linear(x, head_w_, head_b_);  // (B,T,C)
+  return readout(x, B, T_);
+}
+
+template <class T>
+Array<T> Transformer<T>::decode_step(int32_t symbol, DecodingCache<T>& cache) {
+  using namespace ag;
+  NoGrad no_grad;
+  const int64_t D = D_, P = cache.positions + 1;
+  if (cache.positions == 0 || cache.layers.size() != static_cast<size_t>(2 * L_)) cache.layers.assign(static_cast<size_t>(2 * L_), {});
+  const std::vector<T> sl = slopes();
+  Var<T> x = embedding(embed_, {symbol}, {1, 1});  // (1,1,D); throws for a symbol outside the vocabulary
+  for (size_t l = 0; l < blocks_.size(); ++l) {
+    const Block& blk = blocks_[l];
+    // The new position's q, k, v; k and v join the cache as row P - 1 of K and V.
+    const Var<T> qkv = linear(layer_norm(x, blk.ln1_w, blk.ln1_b), blk.qkv_w, blk.qkv_b);  // (1,1,3D)
+    const T* row = qkv.value().data();
+    std::vector<T>& K = cache.layers[2 * l];
+    std::vector<T>& V = cache.layers[2 * l + 1];
+    K.insert(K.end(), row + D, row + 2 * D);
+    V.insert(V.end(), row + 2 * D, row + 3 * D);
+    Array<T> o(Shape{1, 1, D});
+    kernels::multi_head_query(row, K.data(), V.data(), P, D, static_cast<int>(heads_), sl, score_scale(), o.data());
+    x = mlp_residual(blk, linear_residual(Var<T>::constant(std::move(o)), blk.proj_w, blk.proj_b, x));
+  }
+  cache.positions = P;
+  return readout(x, 1, 1).value().reshaped(Shape{this->C_});
 }
 
 template class Transformer<float>;

@@ -12,16 +12,19 @@
 // ops (ag::linear, ag::linear_gelu, and ag::linear_residual for a branch's last
 // layer with the residual add, when no dropout comes between) and the attention of all heads as one
 // (kernels::causal_self_attention), attention dropout included.
+// Incremental decoding (models/decoding.hpp): the cache keeps each position's keys and
+// values per layer; with ALiBi (or no positions) they do not depend on later positions.
 #pragma once
 #include "core/rng.hpp"
 #include "models/capabilities.hpp"
+#include "models/decoding.hpp"
 #include "models/model_base.hpp"
 #include "models/registry.hpp"
 
 namespace liegrad::models {
 
 template <class T>
-class Transformer : public ModelBase<T>, public ContinuousInput<T> {
+class Transformer : public ModelBase<T>, public ContinuousInput<T>, public IncrementalDecoding<T> {
  public:
   // vocab V input symbols, classes C readout rows (<= 0: C = V, a language model).
   Transformer(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes = 0);
@@ -33,6 +36,9 @@ class Transformer : public ModelBase<T>, public ContinuousInput<T> {
   ag::Var<T> forward_features(const Array<T>& features, int64_t B, int64_t T_, RecurrentState<T>* state) override;
   bool outputs_rotations() const override { return rotation_head_; }
   ContinuousInput<T>* continuous_input() override { return this; }
+  IncrementalDecoding<T>* incremental_decoding() override { return this; }
+  // Cache: layers[2l] and layers[2l+1] hold layer l's keys and values, (positions, D) each.
+  Array<T> decode_step(int32_t symbol, DecodingCache<T>& cache) override;
 
  private:
   struct Block {
@@ -42,6 +48,13 @@ class Transformer : public ModelBase<T>, public ContinuousInput<T> {
   ag::Var<T> attention(const Block& blk, const ag::Var<T>& h, const ag::Var<T>& residual);
   // The blocks, final LayerNorm and head on embedded inputs x (B,T,D): outputs (B,T,C).
   ag::Var<T> blocks_and_head(ag::Var<T> x, int64_t B, int64_t T_);
+  // x + mlp(ln2(x)) without dropout, the residual add fused into the last product.
+  ag::Var<T> mlp_residual(const Block& blk, const ag::Var<T>& x) const;
+  // The final LayerNorm and the head: x (B,T,D) -> logits (B,T,C).
+  ag::Var<T> readout(const ag::Var<T>& x, int64_t B, int64_t T_) const;
+  // The ALiBi slopes (empty without positions) and 1/sqrt(head width).
+  std::vector<T> slopes() const;
+  T score_scale() const { return static_cast<T>(1.0 / std::sqrt(static_cast<double>(D_ / heads_))); }
   int64_t D_, L_, heads_;
   double dropout_;
   bool alibi_;

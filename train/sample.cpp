@@ -7,6 +7,7 @@
 
 #include "autograd/tape.hpp"
 #include "core/rng.hpp"
+#include "models/decoding.hpp"
 
 namespace liegrad::train {
 
@@ -36,7 +37,10 @@ std::string sample_text(models::Model<float>& model, const data::Vocab& vocab, c
     throw ValueError("sample: temperature must be > 0, got " + std::to_string(opt.temperature));
   if (opt.length < 0) throw ValueError("sample: length must be >= 0, got " + std::to_string(opt.length));
   if (opt.top_k < 0) throw ValueError("sample: top-k must be >= 0, got " + std::to_string(opt.top_k));
-  if (opt.context < 1) throw ValueError("sample: context must be >= 1");
+  if (opt.context < 1) throw ValueError("sample: context must be >= 1, got " + std::to_string(opt.context));
+  if (opt.keep < 0 || opt.keep > opt.context)
+    throw ValueError("sample: keep must be in 0..context (" + std::to_string(opt.context) + "), got " +
+                     std::to_string(opt.keep));
   std::string prompt = prompt_in;
   if (prompt.empty()) prompt = vocab.contains('\n') ? "\n" : std::string(1, vocab.symbol(0));
   std::vector<int32_t> ids = vocab.encode(prompt);  // throws naming unknown symbols
@@ -56,14 +60,33 @@ std::string sample_text(models::Model<float>& model, const data::Vocab& vocab, c
       last = 0;
     }
   } else {
+    const int64_t keep = opt.keep > 0 ? opt.keep : std::max<int64_t>(1, opt.context / 2);
+    models::IncrementalDecoding<float>* decoder = opt.cached ? model.incremental_decoding() : nullptr;
+    models::DecodingCache<float> cache;
+    auto size = [&] { return static_cast<int64_t>(ids.size()); };
+    int64_t start = std::max<int64_t>(0, size() - opt.context);  // the window is ids[start, size())
+    int64_t fed = start;                                         // ids[start, fed) are in the cache
+    Array<float> last;                                           // the cached path's newest logits (V)
     for (int64_t i = 0; i < opt.length; ++i) {
-      const int64_t start = std::max<int64_t>(0, static_cast<int64_t>(ids.size()) - opt.context);
-      std::vector<int32_t> window(ids.begin() + start, ids.end());
-      const int64_t L = static_cast<int64_t>(window.size());
-      ag::Varf logits = model.forward(window, 1, L);
-      const int32_t next = draw(logits.value().data() + (L - 1) * V, V, opt, rng);
+      const float* logits = nullptr;
+      ag::Varf full;
+      if (decoder) {
+        while (fed < size()) last = decoder->decode_step(ids[static_cast<size_t>(fed++)], cache);
+        logits = last.data();
+      } else {
+        const std::vector<int32_t> window(ids.begin() + start, ids.end());
+        const int64_t L = static_cast<int64_t>(window.size());
+        full = model.forward(window, 1, L);
+        logits = full.value().data() + (L - 1) * V;
+      }
+      const int32_t next = draw(logits, V, opt, rng);
       ids.push_back(next);
       out += vocab.symbol(next);
+      if (size() - start > opt.context) {  // the window would overfill: restart it
+        start = size() - keep;
+        fed = start;
+        cache.clear();
+      }
     }
   }
   return out;

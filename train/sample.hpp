@@ -1,6 +1,17 @@
 // Text generation from a trained model: temperature-scaled, optionally top-k
-// truncated sampling of one symbol at a time. Transformers see at most `context`
-// previous symbols (their training window); recurrent models carry their state.
+// truncated sampling of one symbol at a time. Recurrent models carry their state from
+// symbol to symbol. Attention models (transformer, osmformer) read a window of at most
+// `context` symbols (their training window): it starts as the prompt's last `context`
+// symbols and grows by each drawn symbol; when one more would overfill it, it restarts
+// as the last `keep` symbols. Each step's logits are those of the window's last
+// position, computed by incremental decoding when the model offers it
+// (models/decoding.hpp: the window's cache grows by one position per symbol and a
+// restart refills it with `keep` symbols, so a symbol costs O(context) work and n
+// symbols O(n)), else by one full forward over the window. Both give the same logits
+// (to float rounding). keep = context slides the window by one symbol every step (each
+// step a refill of the whole window, O(context^2) work per symbol, the cost of a full
+// forward); the default, context/2, spends one extra cached step per symbol and lets
+// every prediction see between context/2 and context symbols.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -15,7 +26,9 @@ struct SampleOptions {
   double temperature = 1.0; // > 0
   int64_t top_k = 0;        // 0 = the whole vocabulary
   uint64_t seed = 0;
-  int64_t context = 128;    // transformer window
+  int64_t context = 128;    // attention models: the most symbols the window holds (>= 1)
+  int64_t keep = 0;         // attention models: symbols kept when the window restarts (1..context; 0 = max(1, context/2))
+  bool cached = true;       // attention models: incremental decoding when offered (false: a full forward per symbol)
 };
 
 // Returns the prompt followed by the generated text. Throws ValueError for a prompt

@@ -1,0 +1,195 @@
+// Incremental decoding of the attention models (models/decoding.hpp) and the sampler
+// that uses it (train/sample.hpp): every cached step's logits against the last row of
+// a full forward over the same window, across window restarts, in double and float,
+// for the transformer's layouts and every OSMFormer grounding; and sampled text that is
+// the same with and without the cache, with keep = context equal to a window of the
+// last `context` symbols (the sampler's sliding window).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "autograd/tape.hpp"
+#include "data/vocab.hpp"
+#include "models/decoding.hpp"
+#include "models/model.hpp"
+#include "train/sample.hpp"
+#include "tests/model_test_utils.hpp"
+
+using namespace liegrad;
+using nlohmann::json;
+
+namespace {
+
+// Moves every parameter by N(0, scale^2) so that mixings, temperatures and gains are
+// not their identity initial values (algebra-coordinate group parameters stay valid).
+template <class T>
+void perturb(models::Model<T>& m, double scale, uint64_t seed) {
+  Rng rng(seed);
+  for (auto& p : m.parameters())
+    for (int64_t i = 0; i < p.var.value().size(); ++i) p.var.value()[i] += static_cast<T>(scale * rng.normal());
+}
+
+// Feeds a stream of symbols through windows of at most `context` symbols that restart
+// at the last `keep` (the sampler's windows), comparing each cached step's logits with
+// the last row of forward() over the window. Returns the largest |difference| relative
+// to the largest |logit| of the step.
+template <class T>
+double worst_decode_error(models::Model<T>& model, const std::vector<int32_t>& stream, int64_t context, int64_t keep) {
+  ag::NoGrad no_grad;
+  model.set_training(false);
+  models::IncrementalDecoding<T>* dec = model.incremental_decoding();
+  REQUIRE(dec != nullptr);
+  models::DecodingCache<T> cache;
+  const int64_t C = model.num_classes();
+  int64_t start = 0;
+  double worst = 0;
+  for (int64_t p = 0; p < static_cast<int64_t>(stream.size()); ++p) {
+    if (p + 1 - start > context) {  // restart: refill the cache with the last keep - 1 symbols
+      start = p + 1 - keep;
+      cache.clear();
+      for (int64_t j = start; j < p; ++j) dec->decode_step(stream[static_cast<size_t>(j)], cache);
+    }
+    const Array<T> step = dec->decode_step(stream[static_cast<size_t>(p)], cache);
+    CHECK(cache.positions == p + 1 - start);
+    const std::vector<int32_t> window(stream.begin() + start, stream.begin() + p + 1);
+    const int64_t L = static_cast<int64_t>(window.size());
+    const ag::Var<T> full = model.forward(window, 1, L);
+    const T* last = full.value().data() + (L - 1) * C;
+    double scale = 0, diff = 0;
+    for (int64_t c = 0; c < C; ++c) {
+      scale = std::max(scale, std::abs(static_cast<double>(last[c])));
+      diff = std::max(diff, std::abs(static_cast<double>(step[c]) - static_cast<double>(last[c])));
+    }
+    worst = std::max(worst, diff / std::max(scale, 1.0));
+  }
+  return worst;
+}
+
+std::vector<json> decoding_configs() {
+  return {
+      json{{"type", "transformer"}, {"D", 12}, {"layers", 2}, {"heads", 3}},
+      json{{"type", "transformer"}, {"D", 8}, {"layers", 3}, {"heads", 2}, {"positional", "none"}, {"head", "tied"}},
+      json{{"type", "osmformer"}, {"group", "SO(4)"}, {"layers", 2}, {"heads", 3}, {"grounding", "relative"}},
+      json{{"type", "osmformer"}, {"group", "SO(5)"}, {"layers", 2}, {"heads", 2}, {"grounding", "combined"},
+           {"grounding_mixing", "shared"}},
+      json{{"type", "osmformer"}, {"group", "U(3)"}, {"layers", 2}, {"heads", 4}, {"grounding", "token"},
+           {"mixing", "lowrank"}, {"rank", 2}},
+      json{{"type", "osmformer"}, {"group", "SO(3)"}, {"layers", 3}, {"heads", 2}, {"grounding", "off"},
+           {"positional", "none"}},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("incremental decoding equals the full forward's last position across window restarts") {
+  const int64_t V = 7;
+  const auto stream = test::tokens(41, V, 3);
+  for (const json& config : decoding_configs()) {
+    CAPTURE(config.dump());
+    auto md = models::make_model<double>(config, V, 5);
+    perturb(*md, 0.3, 9);
+    CHECK(worst_decode_error(*md, stream, 12, 5) < 1e-12);
+    CHECK(worst_decode_error(*md, stream, 9, 9) < 1e-12);  // keep = context: the window slides by one
+    auto mf = models::make_model<float>(config, V, 5);
+    perturb(*mf, 0.3, 9);
+    CHECK(worst_decode_error(*mf, stream, 12, 5) < 1e-5);
+  }
+}
+
+TEST_CASE("incremental decoding is what a full forward of a longer window gives at its positions") {
+  // A window as long as the stream: position p's cached logits equal row p of one forward.
+  auto m = models::make_model<double>(decoding_configs()[2], 7, 5);
+  perturb(*m, 0.3, 9);
+  const auto stream = test::tokens(33, 7, 4);
+  ag::NoGrad no_grad;
+  const ag::Var<double> full = m->forward(stream, 1, 33);
+  models::DecodingCache<double> cache;
+  double worst = 0;
+  for (int64_t p = 0; p < 33; ++p) {
+    const Array<double> step = m->incremental_decoding()->decode_step(stream[static_cast<size_t>(p)], cache);
+    for (int64_t c = 0; c < 7; ++c) worst = std::max(worst, std::abs(step[c] - full.value()[p * 7 + c]));
+  }
+  CHECK(worst < 1e-12);
+  CHECK(m->incremental_decoding()->decode_step(6, cache).size() == 7);
+  CHECK_THROWS(m->incremental_decoding()->decode_step(7, cache));  // outside the vocabulary
+}
+
+TEST_CASE("sampled text is the same with and without the decoding cache") {
+  const data::Vocab vocab = data::Vocab::from_symbols("abcdefg\n");
+  for (const json& config : {decoding_configs()[0], decoding_configs()[3]}) {
+    CAPTURE(config.dump());
+    auto m = models::make_model<float>(config, vocab.size(), 5);
+    perturb(*m, 0.5, 9);
+    for (int64_t keep : {0, 1, 7, 16}) {
+      CAPTURE(keep);
+      train::SampleOptions opt;
+      opt.length = 70;
+      opt.context = 16;
+      opt.keep = keep;
+      opt.seed = 11;
+      const std::string cached = train::sample_text(*m, vocab, "abc", opt);
+      opt.cached = false;
+      const std::string full = train::sample_text(*m, vocab, "abc", opt);
+      CHECK(cached == full);
+      CHECK(cached.size() == 73);
+    }
+  }
+}
+
+TEST_CASE("keep = context samples from a window of the last context symbols") {
+  // The sliding window written out: each symbol drawn from one forward over the last
+  // `context` symbols, with sample_text's draw (temperature 1, whole vocabulary).
+  const data::Vocab vocab = data::Vocab::from_symbols("abcdefg\n");
+  auto m = models::make_model<float>(decoding_configs()[2], vocab.size(), 5);
+  perturb(*m, 0.5, 9);
+  train::SampleOptions opt;
+  opt.length = 40;
+  opt.context = 10;
+  opt.keep = 10;
+  opt.seed = 4;
+  const std::string text = train::sample_text(*m, vocab, "gfedcbagfedcba", opt);
+  // The same draws by hand: softmax weights, one uniform per symbol.
+  std::vector<int32_t> ids = vocab.encode("gfedcbagfedcba");
+  Rng rng(opt.seed);
+  ag::NoGrad no_grad;
+  m->set_training(false);
+  std::string expected = "gfedcbagfedcba";
+  const int64_t V = vocab.size();
+  for (int64_t i = 0; i < opt.length; ++i) {
+    const int64_t start = std::max<int64_t>(0, static_cast<int64_t>(ids.size()) - opt.context);
+    const std::vector<int32_t> window(ids.begin() + start, ids.end());
+    const int64_t L = static_cast<int64_t>(window.size());
+    const ag::Varf logits = m->forward(window, 1, L);
+    const float* row = logits.value().data() + (L - 1) * V;
+    std::vector<int32_t> order(static_cast<size_t>(V));
+    for (int32_t c = 0; c < V; ++c) order[static_cast<size_t>(c)] = c;
+    std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+    std::vector<double> w;
+    double total = 0;
+    for (int32_t c : order) total += w.emplace_back(std::exp(row[c] - row[order[0]]));
+    double u = rng.uniform() * total;
+    int32_t next = order.back();
+    for (size_t c = 0; c < order.size(); ++c) {
+      u -= w[c];
+      if (u <= 0) {
+        next = order[c];
+        break;
+      }
+    }
+    ids.push_back(next);
+    expected += vocab.symbol(next);
+  }
+  CHECK(text == expected);
+}
+
+TEST_CASE("sample rejects a keep outside 0..context") {
+  const data::Vocab vocab = data::Vocab::from_symbols("ab");
+  auto m = models::make_model<float>(decoding_configs()[0], 2, 5);
+  train::SampleOptions opt;
+  opt.context = 8;
+  opt.keep = 9;
+  CHECK_THROWS_AS(train::sample_text(*m, vocab, "a", opt), ValueError);
+  opt.keep = -1;
+  CHECK_THROWS_AS(train::sample_text(*m, vocab, "a", opt), ValueError);
+}
