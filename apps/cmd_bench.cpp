@@ -60,7 +60,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
           "--sample N,N,... times generation at batch 1 as `liegrad sample` runs it (recurrent models\n"
           "carry their state, attention models decode from their cache, the window train.seq_len):\n"
           "symbols/s per length (median of --repeats runs after a warm-up run) and the time per symbol,\n"
-          "flat in N when n symbols cost O(n); --no-cache times a full forward per symbol instead.\n"
+          "flat in N when n symbols cost O(n); --no-cache times a forward per symbol instead (of the\n"
+          "window, or of the one symbol for a recurrent model, its weights' fixed work formed each time).\n"
           "--threads defaults to the config's train.threads (2) or, for --op, the OpenMP default.\n"))
     return 0;
   const bool json = args.flag("json");

@@ -5,12 +5,15 @@
                       [--out docs/performance.md]
 
 The reference run is the newest (by "finished") compare.json under --results that timed
-compare.sh's default rows ("default_set"). The template holds the prose: how to measure,
+compare.sh's default rows ("default_set"). Beside it the page shows the newest growth
+table (results/performance/growth-*/growth.md, bench/growth.py) and generation table
+(results/performance/sample-*/sample.md, bench/sampling.py), newest by the date their
+JSON records, or says that the table has not been run yet and how to run it. The template holds the prose: how to measure,
 what each table means, the design choices; every measured figure on the page is a
 {{name}} placeholder filled here from that run's rounds (bench/compare_table.py's medians,
 ranges and tables), so regenerating the page after a new run changes its numbers and
-nothing else. A placeholder the generator does not know, or a page over 400 lines, is an
-error; so is a page that names a session, a run number, an issue or a commit: the dated
+nothing else. A placeholder the generator does not know, or a page over 400 lines (not
+counting the growth and generation tables, whose length their runs set), is an error; so is a page that names a session, a run number, an issue or a commit: the dated
 history lives in docs/performance-log.md. Standard library only.
 """
 import argparse
@@ -42,6 +45,41 @@ def newest_reference(results):
     if not found:
         raise SystemExit("performance_page.py: no compare.json of compare.sh's default rows under %s" % results)
     return max(found)[1]
+
+
+# The tables the page shows from their own runs: placeholder, folder prefix, files, what
+# the table is, the command that writes one.
+SIDE_TABLES = (
+    ("growth_table", "growth", "growth.json", "growth.md", "Training speed as T, d and the size grow",
+     "python3 bench/growth.py --torch --out results/performance/growth-DATE"),
+    ("sampling_table", "sample", "sample.json", "sample.md", "Generation speed at batch 1 beside PyTorch's",
+     "python3 bench/sampling.py --out results/performance/sample-DATE"),
+)
+
+
+def newest_side_table(results, prefix, json_name, md_name):
+    """The text of the newest RESULTS/PREFIX-*/MD_NAME (by the "date" of its JSON, then the
+    folder's name), or None when there is none."""
+    found = []
+    for md in glob.glob(os.path.join(results, prefix + "-*", md_name)):
+        folder = os.path.dirname(md)
+        with open(os.path.join(folder, json_name)) as f:
+            found.append((json.load(f).get("date", ""), os.path.basename(folder), md))
+    if not found:
+        return None
+    with open(max(found)[2]) as f:
+        return f.read().strip("\n")
+
+
+def side_tables(results):
+    """{placeholder: the newest table, or a line saying it has not been run and how}."""
+    out = {}
+    for name, prefix, json_name, md_name, title, command in SIDE_TABLES:
+        text = newest_side_table(results, prefix, json_name, md_name)
+        out[name] = text if text is not None else (
+            "*%s: not run yet.* `%s` writes it; regenerating this page (`python3 bench/performance_page.py`) "
+            "then shows it here." % (title, command))
+    return out
 
 
 def pct(x):
@@ -215,8 +253,8 @@ def render(template, figures):
     return page
 
 
-def check(page):
-    lines = page.count("\n")
+def check(page, table_lines=0):
+    lines = page.count("\n") - table_lines
     if lines >= MAX_LINES:
         raise SystemExit("performance_page.py: the page has %d lines; it must stay under %d" % (lines, MAX_LINES))
     for number, line in enumerate(page.splitlines(), 1):
@@ -234,9 +272,11 @@ def main():
     a = ap.parse_args()
     figures = Figures(ct.Run.read(newest_reference(a.results)))
     figures.compute()
+    tables = side_tables(a.results)
+    figures.set(**tables)
     with open(a.template) as f:
         page = render(f.read(), figures)
-    check(page)
+    check(page, sum(t.count("\n") for t in tables.values()))
     with open(a.out, "w") as f:
         f.write(page)
     print("wrote %s" % os.path.relpath(a.out))

@@ -7,7 +7,10 @@ PyTorch user would, to set beside `liegrad bench --sample` (measure/sample_bench
 
 The same generation as liegrad's sampler (train/sample.hpp): a one-symbol prompt,
 temperature 1, the whole vocabulary, the window train.seq_len. Recurrent models carry
-their state from symbol to symbol (their forward's state); the attention models decode
+their state from symbol to symbol, with what depends on the weights only formed once per
+generation as liegrad's decoding cache does (the OSM-RNN's token elements, prototypes,
+mixing and token transitions; the expRNN's exp(A)); the LSTM through nn.LSTM's own state,
+its step having no such work; the attention models decode
 incrementally from a cache in preallocated buffers: the transformer each layer's keys
 and values, the OSMFormer each layer's input states (its keys and values at once). When
 one more symbol would overfill the window, it restarts as the last seq_len // 2 symbols
@@ -113,8 +116,71 @@ class OsmFormerCache:
         return m.readout(H, self.P)[0]
 
 
+class OsmRnnCache:
+    """The OSM-RNN's state H, with what depends on the weights only formed once per
+    generation: the token elements M_v, the prototypes, the mixing Gamma^T (the mixing of
+    the identity) and, for the token and element drives, the transitions N_v, so that a
+    step is H <- H N_x (token drives) or one product, the mixing, one exponential and one
+    product (relative, both), then the readout; renormalised every renormalize_every
+    symbols, as the model's forward over the whole text."""
+
+    def __init__(self, model):
+        self.m, maps = model, model.maps
+        n = maps.n
+        self.E = model.elements("embed")
+        self.P = model.prototypes()
+        self.Gt = model.mix(torch.eye(maps.m, dtype=model.dtype))  # u Gamma^T = u @ Gt
+        self.N = None
+        if model.drive in ("token", "element"):
+            r = model.params["embed"] if model.drive == "element" else maps.vee(self.E)
+            self.N = model.expm(maps.hat(r @ self.Gt))
+        self.I15 = 1.5 * torch.eye(n, dtype=model.dtype)
+        self.H = maps.identity(model.dtype).expand(1, n, n)
+        self.p = 0
+
+    def clear(self):
+        pass
+
+    def step(self, token):
+        m, maps = self.m, self.m.maps
+        if self.N is not None:
+            H = self.H @ self.N[token]
+        else:
+            M = self.E[token]
+            u = maps.vee(self.H.transpose(1, 2) @ M)
+            if m.drive == "both":
+                u = u + maps.vee(M.unsqueeze(0))
+            H = self.H @ m.expm(maps.hat(u @ self.Gt))
+        self.p += 1
+        if m.renorm > 0 and self.p % m.renorm == 0:  # the Newton-Schulz step of the forward
+            H = H @ (self.I15 - 0.5 * (H.transpose(1, 2) @ H))
+        self.H = H
+        return m.readout(H, self.P)[0]
+
+
+class ExpRnnCache:
+    """The expRNN's hidden state, with exp(A)^T formed once per generation; a step is one
+    h x h product, the modReLU and the head."""
+
+    def __init__(self, model):
+        self.m = model
+        self.Qt = model.expm(model.maps.hat(model.a))[0].t()
+        self.h = torch.zeros(1, model.h, dtype=model.dtype)
+
+    def clear(self):
+        pass
+
+    def step(self, token):
+        m = self.m
+        z = torch.addmm(m.inp[token].view(1, -1), self.h, self.Qt)
+        r = F.relu(z.abs() + m.b)
+        self.h = torch.where(z >= 0, r, -r)  # modReLU, sign(0) = +
+        return torch.addmm(m.head_b, self.h, m.head_w)[0]
+
+
 class RecurrentCache:
-    """The model's own state, carried from symbol to symbol; never restarted."""
+    """The model's own state, carried from symbol to symbol through its forward (the LSTM:
+    nn.LSTM's step has no work that depends on the weights only); never restarted."""
 
     def __init__(self, model):
         self.m, self.state = model, None
@@ -127,11 +193,21 @@ class RecurrentCache:
         return logits[0, 0]
 
 
+def make_cache(model, window):
+    """The model's decoding state: a per-model cache, or its forward's own state."""
+    if isinstance(model, ref.OsmRnn):
+        return OsmRnnCache(model)
+    if isinstance(model, ref.ExpRnn):
+        return ExpRnnCache(model)
+    if model.recurrent:
+        return RecurrentCache(model)
+    return (TransformerCache if isinstance(model, ref.Transformer) else OsmFormerCache)(model, window)
+
+
 def generate(model, V, window, n, seed):
     """n symbols after a one-symbol prompt, with liegrad's window and restart (keep = window // 2)."""
     gen = torch.Generator().manual_seed(seed)
-    cache = RecurrentCache(model) if model.recurrent else \
-        (TransformerCache if isinstance(model, ref.Transformer) else OsmFormerCache)(model, window)
+    cache = make_cache(model, window)
     keep = max(1, window // 2)
     ids = [0]
     start = fed = 0

@@ -5,7 +5,9 @@
 // symbol, which is flat in n when generating n symbols costs O(n). The model comes from a
 // run configuration (random initial weights) or a checkpoint; the window is the config's
 // train.seq_len, the prompt one symbol, temperature 1, the whole vocabulary. `cached =
-// false` times the full forward per symbol instead (the attention models' reference path).
+// false` times a forward per symbol instead: of the window for the attention models (their
+// reference path), of the one symbol for the recurrent ones (the weights' fixed work,
+// such as the OSM-RNN's token elements and prototypes, formed again every symbol).
 #pragma once
 #include <cstdint>
 #include <string>

@@ -69,6 +69,26 @@ ag::Var<T> ExpRnn<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int
   return add(matmul(all, head_w_), head_b_);  // (B,T,C)
 }
 
+template <class T>
+Array<T> ExpRnn<T>::decode_step(int32_t symbol, DecodingCache<T>& cache) {
+  using namespace ag;
+  NoGrad no_grad;
+  const int64_t h = hidden_;
+  if (cache.positions == 0 || cache.constants.empty()) {  // a new stream: exp(A) once
+    cache.clear();
+    cache.constants.push_back(Var<T>::constant(reshape(groups::expm(groups::hat(*group_, transition_)), Shape{h, h}).value()));
+    cache.layers.assign(1, std::vector<T>(static_cast<size_t>(h), T(0)));  // h_0 = 0
+  }
+  std::vector<T>& state = cache.layers[0];
+  Array<T> h0(Shape{1, h});
+  std::copy(state.begin(), state.end(), h0.data());
+  const Var<T> x = embedding(input_, {symbol}, {1, 1});  // (1,1,h); throws for a symbol outside the vocabulary
+  const Var<T> next = kernels::exprnn_scan(x, cache.constants[0], bias_, Var<T>::constant(std::move(h0)));  // (1,1,h)
+  std::copy(next.value().data(), next.value().data() + h, state.begin());
+  cache.positions += 1;
+  return add(matmul(next, head_w_), head_b_).value().reshaped(Shape{this->C_});
+}
+
 template class ExpRnn<float>;
 template class ExpRnn<double>;
 

@@ -11,19 +11,25 @@
 // modrelu_bias (h), head.weight (h,C), head.bias (C).
 // Count: h(h-1)/2 + V*h + h + h*C + C (C = V for a language model). State: h (B,h).
 #pragma once
+#include "models/decoding.hpp"
 #include "models/model_base.hpp"
 #include "models/registry.hpp"
 
 namespace liegrad::models {
 
 template <class T>
-class ExpRnn : public ModelBase<T> {
+class ExpRnn : public ModelBase<T>, public IncrementalDecoding<T> {
  public:
   // vocab V input symbols, classes C readout rows (<= 0: C = V, a language model).
   ExpRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes = 0);
   std::string type() const override { return "exprnn"; }
   bool recurrent() const override { return true; }
   ag::Var<T> forward(const std::vector<int32_t>& inputs, int64_t B, int64_t T_, RecurrentState<T>* state) override;
+  // Cached steps (models/decoding.hpp): constants[0] holds Q = exp(A) (h,h), formed once
+  // per cache instead of once per call (an h x h exponential, ~h^3 work, against the
+  // step's h^2), layers[0] the hidden state h (h).
+  IncrementalDecoding<T>* incremental_decoding() override { return this; }
+  Array<T> decode_step(int32_t symbol, DecodingCache<T>& cache) override;
 
  private:
   int64_t hidden_;

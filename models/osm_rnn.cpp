@@ -2,10 +2,12 @@
 #include "models/osm_rnn.hpp"
 
 #include "autograd/ops.hpp"
+#include "core/small_gemm.hpp"
 #include "autograd/tape.hpp"
 #include "core/errors.hpp"
 #include "groups/expm.hpp"
 #include "groups/group_ops.hpp"
+#include "groups/renormalize.hpp"
 #include "kernels/osm_scan.hpp"
 #include "models/continuous.hpp"
 #include "models/param_search.hpp"
@@ -122,6 +124,51 @@ ag::Var<T> OsmRnn<T>::scan(const ag::Var<T>& table, const std::vector<int32_t>& 
     state->tensors = {std::move(last)};
   }
   return states;
+}
+
+template <class T>
+Array<T> OsmRnn<T>::decode_step(int32_t symbol, DecodingCache<T>& cache) {
+  using namespace ag;
+  NoGrad no_grad;
+  const groups::Group& g = *cfg_.group;
+  const int64_t n = g.n(), nn = n * n;
+  if (symbol < 0 || symbol >= this->V_)
+    throw ValueError("osm_rnn: symbol " + std::to_string(symbol) + " is outside the vocabulary of " +
+                     std::to_string(this->V_));
+  if (cache.positions == 0 || cache.constants.empty()) {  // a new stream: what every step reuses
+    cache.clear();
+    const Var<T> table = scan_table();
+    const bool token = state_independent();
+    cache.constants.push_back(Var<T>::constant(token ? transition_table(table).value() : table.value()));
+    cache.constants.push_back(rotation_readout_ ? Var<T>()
+                              : tied_readout_   ? cache.constants[0]
+                                                : Var<T>::constant(readout_.prototypes().value()));
+    const Var<T> gamma = mix_.dense();
+    cache.constants.push_back(gamma.defined() ? Var<T>::constant(gamma.value()) : Var<T>());
+    cache.layers.assign(1, std::vector<T>(static_cast<size_t>(nn), T(0)));
+    for (int64_t i = 0; i < n; ++i) cache.layers[0][static_cast<size_t>(i * n + i)] = T(1);  // H_0 = I
+  }
+  std::vector<T>& state = cache.layers[0];
+  Array<T> H(Shape{1, n, n});
+  if (state_independent()) {  // H <- H N_x
+    small_gemm_ld<T>(false, false, n, n, n, T(1), state.data(), n, cache.constants[0].value().data() + symbol * nn, n,
+                     T(0), H.data(), n);
+  } else {  // the scan's own step on the cached table, one lane, one step
+    const kernels::ScanDrive drive = drive_ == Drive::Relative ? kernels::ScanDrive::Relative : kernels::ScanDrive::Both;
+    Array<T> H0(Shape{1, n, n});
+    std::copy(state.begin(), state.end(), H0.data());
+    H = kernels::osm_scan(g, Var<T>::constant(std::move(H0)), cache.constants[0], {symbol}, 1, 1,
+                          cache.constants[2], drive, 0).value();
+  }
+  cache.positions += 1;
+  if (renormalize_every_ > 0 && cache.positions % renormalize_every_ == 0) {  // as the scan does at step t + 1
+    std::vector<T> tmp(static_cast<size_t>(2 * nn));
+    groups::renormalize_one(g, H.data(), tmp.data());
+  }
+  std::copy(H.data(), H.data() + nn, state.begin());
+  const Var<T> states = Var<T>::constant(std::move(H));
+  if (rotation_readout_) return rotation_of_states(states, 1, 1).value().reshaped(Shape{kRotationOutputs});
+  return readout_.logits(states, cache.constants[1]).value().reshaped(Shape{this->C_});
 }
 
 template <class T>

@@ -37,13 +37,15 @@
 // hand-written backward through time.
 #pragma once
 #include "models/capabilities.hpp"
+#include "models/decoding.hpp"
 #include "models/osm_common.hpp"
 #include "models/registry.hpp"
 
 namespace liegrad::models {
 
 template <class T>
-class OsmRnn : public ModelBase<T>, public GroupStateReadout<T>, public ContinuousInput<T> {
+class OsmRnn : public ModelBase<T>, public GroupStateReadout<T>, public ContinuousInput<T>,
+               public IncrementalDecoding<T> {
  public:
   // vocab V input symbols, classes C readout rows (<= 0: C = V, a language model).
   OsmRnn(const nlohmann::json& config, int64_t vocab, uint64_t seed, int64_t classes = 0);
@@ -68,6 +70,14 @@ class OsmRnn : public ModelBase<T>, public GroupStateReadout<T>, public Continuo
   bool outputs_rotations() const override { return rotation_readout_; }
   ContinuousInput<T>* continuous_input() override { return this; }
   bool tied_readout() const { return tied_readout_; }
+  // Cached steps (models/decoding.hpp): constants hold what depends on the weights only,
+  // formed once per cache (the scan table M_v, or for the token and element drives the
+  // transitions N_v; the prototypes; Gamma), layers[0] the state H (n*n). A step is then
+  // the step's own work (relative drive: one n x n product, the mixing, one exponential,
+  // one product; token drives: one product) and the readout, renormalised at the same
+  // positions as a forward over the whole stream.
+  IncrementalDecoding<T>* incremental_decoding() override { return this; }
+  Array<T> decode_step(int32_t symbol, DecodingCache<T>& cache) override;
   void set_training(bool on) override { dropout_.set_training(on); }
   bool training() const override { return dropout_.training(); }
   void begin_step(uint64_t step_seed) override { dropout_.begin_step(step_seed); }

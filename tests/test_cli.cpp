@@ -137,6 +137,19 @@ TEST_CASE("bad checkpoints and eval inputs are rejected with a clear message") {
     expect_error(test::run_liegrad({"eval", "--checkpoint", tmp / "shape.json", "--text", tmp / "text.txt"}, tmp.path.string()),
                  {"shape.json", "shape"});
   }
+  SUBCASE("sample --keep: 1..the training window, else a one-line usage error") {
+    const int64_t window = cfg["train"]["seq_len"].get<int64_t>();
+    for (const std::string keep : {std::string("1"), std::to_string(window)}) {
+      const auto p = test::run_liegrad({"sample", "--checkpoint", ckpt, "--length", "20", "--keep", keep}, tmp.path.string());
+      INFO(p.err);
+      CHECK(p.exit_code == 0);
+    }
+    for (const std::string keep : {std::string("0"), std::to_string(window + 1)}) {
+      const auto p = test::run_liegrad({"sample", "--checkpoint", ckpt, "--keep", keep}, tmp.path.string());
+      expect_error(p, {"--keep", "1.." + std::to_string(window), "got " + keep});
+      CHECK(p.exit_code == 2);
+    }
+  }
   SUBCASE("text with characters outside the vocabulary: how many and which") {
     test::write_text(tmp / "odd.txt", "the cat sat on the mat QQZ");
     const auto p = test::run_liegrad({"eval", "--checkpoint", ckpt, "--text", tmp / "odd.txt"}, tmp.path.string());

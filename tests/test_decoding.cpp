@@ -1,9 +1,12 @@
-// Incremental decoding of the attention models (models/decoding.hpp) and the sampler
-// that uses it (train/sample.hpp): every cached step's logits against the last row of
-// a full forward over the same window, across window restarts, in double and float,
-// for the transformer's layouts and every OSMFormer grounding; and sampled text that is
-// the same with and without the cache, with keep = context equal to a window of the
-// last `context` symbols (the sampler's sliding window).
+// Incremental decoding (models/decoding.hpp) and the sampler that uses it
+// (train/sample.hpp): for the attention models, every cached step's logits against the
+// last row of a full forward over the same window, across window restarts, in double and
+// float, for the transformer's layouts and every OSMFormer grounding; for the recurrent
+// models (every OSM-RNN drive and readout, the expRNN), every cached step against the
+// same position of one forward over the whole stream, past the OSM-RNN's
+// renormalisation steps; sampled text that is the same with and without the cache, with
+// keep = context equal to a window of the last `context` symbols (the sampler's sliding
+// window).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -80,7 +83,85 @@ std::vector<json> decoding_configs() {
   };
 }
 
+std::vector<json> recurrent_decoding_configs() {
+  return {
+      json{{"type", "osm_rnn"}, {"group", "SO(4)"}},
+      json{{"type", "osm_rnn"}, {"group", "U(3)"}, {"rnn_drive", "both"}, {"mixing", "lowrank"}, {"rank", 2}},
+      json{{"type", "osm_rnn"}, {"group", "SO(5)"}, {"rnn_drive", "token"}, {"mixing", "bounded"}},
+      json{{"type", "osm_rnn"}, {"group", "SO(3)"}, {"rnn_drive", "element"}, {"readout", "tied"}, {"mixing", "identity"}},
+      json{{"type", "osm_rnn"}, {"group", "SO(4)"}, {"renormalize_every", 5}},
+      json{{"type", "exprnn"}, {"hidden", 6}},
+  };
+}
+
+// A recurrent model's cached steps over `stream` against the rows of one forward over
+// all of it: the largest |difference| relative to the largest |logit| of the step.
+template <class T>
+double worst_recurrent_decode_error(models::Model<T>& model, const std::vector<int32_t>& stream) {
+  ag::NoGrad no_grad;
+  model.set_training(false);
+  models::IncrementalDecoding<T>* dec = model.incremental_decoding();
+  REQUIRE(dec != nullptr);
+  const int64_t N = static_cast<int64_t>(stream.size()), C = model.num_classes();
+  const ag::Var<T> full = model.forward(stream, 1, N);
+  models::DecodingCache<T> cache;
+  double worst = 0;
+  for (int64_t p = 0; p < N; ++p) {
+    const Array<T> step = dec->decode_step(stream[static_cast<size_t>(p)], cache);
+    CHECK(cache.positions == p + 1);
+    double scale = 0, diff = 0;
+    for (int64_t c = 0; c < C; ++c) {
+      const double want = static_cast<double>(full.value()[p * C + c]);
+      scale = std::max(scale, std::abs(want));
+      diff = std::max(diff, std::abs(static_cast<double>(step[c]) - want));
+    }
+    worst = std::max(worst, diff / std::max(scale, 1.0));
+  }
+  return worst;
+}
+
 }  // namespace
+
+TEST_CASE("a recurrent model's cached steps equal one forward over the whole stream at every position") {
+  const int64_t V = 7;
+  const auto stream = test::tokens(41, V, 3);  // past the renormalisation at 16 and 32 (5, ..., 40)
+  for (const json& config : recurrent_decoding_configs()) {
+    CAPTURE(config.dump());
+    auto md = models::make_model<double>(config, V, 5);
+    perturb(*md, 0.3, 9);
+    CHECK(worst_recurrent_decode_error(*md, stream) < 1e-12);
+    auto mf = models::make_model<float>(config, V, 5);
+    perturb(*mf, 0.3, 9);
+    CHECK(worst_recurrent_decode_error(*mf, stream) < 1e-5);
+  }
+}
+
+TEST_CASE("a recurrent model's decoding cache holds the weights' fixed work from its first step") {
+  // Changing every weight after the first step leaves the cached constants (the OSM-RNN's
+  // token elements and prototypes, the expRNN's exp(A)) as they were: the next step is
+  // the one the old transition weights give. A cache cleared after the change reads the new ones.
+  for (const json& config : {recurrent_decoding_configs()[0], recurrent_decoding_configs()[5]}) {
+    CAPTURE(config.dump());
+    const std::string group_key = config["type"] == "osm_rnn" ? "embed" : "transition";
+    auto a = models::make_model<double>(config, 7, 5);
+    auto b = models::make_model<double>(config, 7, 5);
+    models::DecodingCache<double> ca, cb;
+    a->incremental_decoding()->decode_step(2, ca);
+    b->incremental_decoding()->decode_step(2, cb);
+    ag::Parameter<double>* moved = b->find_parameter(group_key);
+    REQUIRE(moved != nullptr);
+    for (int64_t i = 0; i < moved->var.value().size(); ++i) moved->var.value()[i] += 0.5;
+    const Array<double> sa = a->incremental_decoding()->decode_step(4, ca);
+    const Array<double> sb = b->incremental_decoding()->decode_step(4, cb);
+    for (int64_t c = 0; c < 7; ++c) CHECK(sa[c] == sb[c]);
+    cb.clear();
+    b->incremental_decoding()->decode_step(2, cb);
+    const Array<double> fresh = b->incremental_decoding()->decode_step(4, cb);
+    double diff = 0;
+    for (int64_t c = 0; c < 7; ++c) diff = std::max(diff, std::abs(fresh[c] - sa[c]));
+    CHECK(diff > 1e-3);
+  }
+}
 
 TEST_CASE("incremental decoding equals the full forward's last position across window restarts") {
   const int64_t V = 7;
@@ -113,6 +194,23 @@ TEST_CASE("incremental decoding is what a full forward of a longer window gives 
   CHECK(worst < 1e-12);
   CHECK(m->incremental_decoding()->decode_step(6, cache).size() == 7);
   CHECK_THROWS(m->incremental_decoding()->decode_step(7, cache));  // outside the vocabulary
+}
+
+TEST_CASE("a recurrent model's sampled text is the same with and without the decoding cache") {
+  const data::Vocab vocab = data::Vocab::from_symbols("abcdefg\n");
+  for (const json& config : recurrent_decoding_configs()) {
+    CAPTURE(config.dump());
+    auto m = models::make_model<float>(config, vocab.size(), 5);
+    perturb(*m, 0.5, 9);
+    train::SampleOptions opt;
+    opt.length = 70;
+    opt.seed = 11;
+    const std::string cached = train::sample_text(*m, vocab, "abc", opt);
+    opt.cached = false;  // one forward of one symbol per step, carrying the state
+    const std::string stepped = train::sample_text(*m, vocab, "abc", opt);
+    CHECK(cached == stepped);
+    CHECK(cached.size() == 73);
+  }
 }
 
 TEST_CASE("sampled text is the same with and without the decoding cache") {

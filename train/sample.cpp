@@ -49,7 +49,17 @@ std::string sample_text(models::Model<float>& model, const data::Vocab& vocab, c
   Rng rng(opt.seed);
   const int64_t V = vocab.size();
   std::string out = prompt_in;
-  if (model.recurrent()) {
+  models::IncrementalDecoding<float>* decoder = opt.cached ? model.incremental_decoding() : nullptr;
+  if (model.recurrent() && decoder) {  // the state in the cache, the weights' fixed work formed once
+    models::DecodingCache<float> cache;
+    Array<float> logits;
+    for (int32_t id : ids) logits = decoder->decode_step(id, cache);
+    for (int64_t i = 0; i < opt.length; ++i) {
+      const int32_t next = draw(logits.data(), V, opt, rng);
+      out += vocab.symbol(next);
+      logits = decoder->decode_step(next, cache);
+    }
+  } else if (model.recurrent()) {
     models::RecurrentState<float> state;
     ag::Varf logits = model.forward(ids, 1, static_cast<int64_t>(ids.size()), &state);
     int64_t last = static_cast<int64_t>(ids.size()) - 1;
@@ -61,7 +71,6 @@ std::string sample_text(models::Model<float>& model, const data::Vocab& vocab, c
     }
   } else {
     const int64_t keep = opt.keep > 0 ? opt.keep : std::max<int64_t>(1, opt.context / 2);
-    models::IncrementalDecoding<float>* decoder = opt.cached ? model.incremental_decoding() : nullptr;
     models::DecodingCache<float> cache;
     auto size = [&] { return static_cast<int64_t>(ids.size()); };
     int64_t start = std::max<int64_t>(0, size() - opt.context);  // the window is ids[start, size())

@@ -1,6 +1,10 @@
 // Text generation from a trained model: temperature-scaled, optionally top-k
 // truncated sampling of one symbol at a time. Recurrent models carry their state from
-// symbol to symbol. Attention models (transformer, osmformer) read a window of at most
+// symbol to symbol: in their decoding cache when they offer one (models/decoding.hpp:
+// what depends on the weights only, such as the OSM-RNN's token elements and prototypes
+// or the expRNN's exp(A), is formed once per call instead of once per symbol; the OSM-RNN
+// renormalises its state every renormalize_every symbols, as a forward over the whole
+// text does), else through one forward() of one symbol per step. Attention models (transformer, osmformer) read a window of at most
 // `context` symbols (their training window): it starts as the prompt's last `context`
 // symbols and grows by each drawn symbol; when one more would overfill it, it restarts
 // as the last `keep` symbols. Each step's logits are those of the window's last
@@ -28,7 +32,7 @@ struct SampleOptions {
   uint64_t seed = 0;
   int64_t context = 128;    // attention models: the most symbols the window holds (>= 1)
   int64_t keep = 0;         // attention models: symbols kept when the window restarts (1..context; 0 = max(1, context/2))
-  bool cached = true;       // attention models: incremental decoding when offered (false: a full forward per symbol)
+  bool cached = true;       // incremental decoding when offered (false: a forward per symbol, of the window or one symbol)
 };
 
 // Returns the prompt followed by the generated text. Throws ValueError for a prompt
