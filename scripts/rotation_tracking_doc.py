@@ -12,6 +12,7 @@ Standard library only.
 """
 import argparse
 import json
+import math
 import os
 
 from rotations_table import fmt_deg
@@ -158,12 +159,20 @@ def outcome(summary):
         longest = r["lengths"][-1]
         if r["type"] == "osm_rnn" and r["noise"] == 0:
             at = mean_at(r, TARGET_LENGTH)
+            short = r["lengths"][0]
+            if at is not None and mean_at(r, short) > 0 and longest > short:
+                # The exponent of a power law through the shortest and longest test lengths.
+                slope = math.log(mean_at(r, longest) / mean_at(r, short)) / math.log(longest / short)
+                growth = (" The error grows like length^%.2f from %d to %d (rounding errors accumulating as a "
+                          "random walk give an exponent of 0.5)." % (slope, short, longest))
+            else:
+                growth = ""
             if at is not None:
                 out.append("- **%s**: mean angle error at %d is %s degrees over %d seed(s), %s the target of %g "
                            "degree%s." % (r["model"], TARGET_LENGTH, fmt_deg(at), r["n"],
                                           "below" if at < TARGET_DEG else "not below", TARGET_DEG,
                                           "; at %d, %s degrees" % (longest, fmt_deg(mean_at(r, longest)))
-                                          if longest > TARGET_LENGTH else ""))
+                                          if longest > TARGET_LENGTH else "") + growth)
         elif r["noise"] > 0:
             ratios = ["%d: %.3g" % (L, mean_at(r, L) / mean_at(r, L, "floor_mean_deg")) for L in r["lengths"]
                       if mean_at(r, L, "floor_mean_deg")]
