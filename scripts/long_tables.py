@@ -54,7 +54,9 @@ def selection_bpc(result):
         return v
     if "val_bpc" in result:
         return result["val_bpc"]
-    return result.get("best_val_loss")  # a group word run (kind "words"): its best validation loss
+    if "best_val_loss" in result:
+        return result["best_val_loss"]  # a group word run (kind "words"): its best validation loss
+    return result.get("best_val_angle_deg")  # a rotation run (kind "rotations"): its best validation angle
 
 
 def spec(table, name):
