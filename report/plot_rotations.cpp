@@ -15,7 +15,9 @@
 
 namespace liegrad::report {
 
-namespace {
+// Named, not anonymous: the sanitizer build compiles report/ as one unity file, where
+// plot.cpp and plot_words.cpp have helpers of the same names.
+namespace rotation_plot {
 
 namespace fs = std::filesystem;
 
@@ -58,25 +60,26 @@ Run read_run(const std::string& dir) {
   return run;
 }
 
-}  // namespace
+}  // namespace rotation_plot
+
 
 bool is_rotation_run(const std::string& dir) {
-  const fs::path file = fs::path(dir) / "config.json";
-  if (!fs::exists(file)) return false;
-  const nlohmann::json j = read_json(file);
+  const std::filesystem::path file = std::filesystem::path(dir) / "config.json";
+  if (!std::filesystem::exists(file)) return false;
+  const nlohmann::json j = rotation_plot::read_json(file);
   return j.contains("data") && j["data"].is_object() && j["data"].value("dataset", "").rfind("rotations:", 0) == 0;
 }
 
 std::string plot_rotation_error_svg(const std::vector<std::string>& run_dirs, const std::string& title) {
   if (run_dirs.empty()) throw ValueError("plot: give at least one run directory");
-  std::vector<Run> runs;
+  std::vector<rotation_plot::Run> runs;
   std::set<double> lengths;
   std::set<int64_t> max_lens;
   double lo = 1e300, hi = 0;
   for (const auto& d : run_dirs) {
-    runs.push_back(read_run(d));
+    runs.push_back(rotation_plot::read_run(d));
     max_lens.insert(runs.back().max_len);
-    for (const Point& p : runs.back().points) {
+    for (const rotation_plot::Point& p : runs.back().points) {
       lengths.insert(p.length);
       for (double v : {p.mean, p.p95, p.floor})
         if (v > 0) lo = std::min(lo, v), hi = std::max(hi, v);
@@ -126,7 +129,7 @@ std::string plot_rotation_error_svg(const std::vector<std::string>& run_dirs, co
         << "\" stroke=\"#888\" stroke-dasharray=\"2,3\"/>\n<text x=\"" << px(m) + 4 << "\" y=\"" << T + 14
         << "\" fill=\"#888\">longest training walk</text>\n";
   }
-  auto path = [&](const Run& run, double Point::*field) {
+  auto path = [&](const rotation_plot::Run& run, double rotation_plot::Point::*field) {
     std::ostringstream p;
     p.setf(std::ios::fixed);
     p.precision(1);
@@ -136,14 +139,14 @@ std::string plot_rotation_error_svg(const std::vector<std::string>& run_dirs, co
   };
   for (size_t i = 0; i < runs.size(); ++i) {
     const char* c = colors[i % 10];
-    o << "<path d=\"" << path(runs[i], &Point::mean) << "\" fill=\"none\" stroke=\"" << c << "\" stroke-width=\"2\"/>\n";
-    o << "<path d=\"" << path(runs[i], &Point::p95) << "\" fill=\"none\" stroke=\"" << c
+    o << "<path d=\"" << path(runs[i], &rotation_plot::Point::mean) << "\" fill=\"none\" stroke=\"" << c << "\" stroke-width=\"2\"/>\n";
+    o << "<path d=\"" << path(runs[i], &rotation_plot::Point::p95) << "\" fill=\"none\" stroke=\"" << c
       << "\" stroke-width=\"1.5\" stroke-dasharray=\"6,4\"/>\n";
-    const bool floor = std::any_of(runs[i].points.begin(), runs[i].points.end(), [](const Point& p) { return p.floor > 0; });
+    const bool floor = std::any_of(runs[i].points.begin(), runs[i].points.end(), [](const rotation_plot::Point& p) { return p.floor > 0; });
     if (floor)
-      o << "<path d=\"" << path(runs[i], &Point::floor) << "\" fill=\"none\" stroke=\"#888\" stroke-width=\"1.5\""
+      o << "<path d=\"" << path(runs[i], &rotation_plot::Point::floor) << "\" fill=\"none\" stroke=\"#888\" stroke-width=\"1.5\""
         << " stroke-dasharray=\"2,3\"/>\n";
-    for (const Point& p : runs[i].points)
+    for (const rotation_plot::Point& p : runs[i].points)
       o << "<circle cx=\"" << px(p.length) << "\" cy=\"" << py(p.mean) << "\" r=\"3.5\" fill=\"" << c << "\"/>\n";
     const double ly = T + 14 + 20.0 * static_cast<double>(i);
     o << "<line x1=\"" << W - R + 14 << "\" x2=\"" << W - R + 40 << "\" y1=\"" << ly << "\" y2=\"" << ly

@@ -97,7 +97,6 @@ struct EvalMode {
   ~EvalMode() { m.set_training(was); }
 };
 
-constexpr double kDegrees = 180.0 / std::numbers::pi;
 
 }  // namespace
 

@@ -16,6 +16,7 @@
 // up to kRotationChunk positions.
 #pragma once
 #include <cstdint>
+#include <numbers>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,8 @@ inline constexpr int64_t kMaxRotationLength = 65536;
 // "<what>: ..." when an entry of P is not finite or P is not a rotation within 1e-3
 // (||P^T P - I||_max or |det P - 1|), a malformed rotation.
 double geodesic_angle(const double* P, const double* R, const std::string& what);
+// Degrees per radian, for reporting geodesic angles.
+inline constexpr double kDegrees = 180.0 / std::numbers::pi;
 
 // Mean, 95th percentile (nearest rank) and count of a list of angles in degrees.
 struct AngleStats {

@@ -18,7 +18,6 @@ namespace {
 
 constexpr const char* kDataset = "rotations:SO3";
 constexpr int64_t kFeatures = 3, kOutputs = 9;
-constexpr double kDegrees = 180.0 / std::numbers::pi;
 
 enum class Split : uint64_t { Train = 0, Val = 1, Test = 2 };
 

@@ -35,7 +35,7 @@ Array<double> widen(const Array<T>& a) {
   return b;
 }
 
-double relative_error(const Array<double>& a, const Array<double>& b) {
+double memory_relative_error(const Array<double>& a, const Array<double>& b) {
   double scale = 0;
   for (int64_t i = 0; i < b.size(); ++i) scale = std::max(scale, std::abs(b[i]));
   return max_abs_diff(a, b) / (scale > 0 ? scale : 1.0);
@@ -101,8 +101,8 @@ TEST_CASE("float attention with rebuilt weights equals the kept-weights op in do
       INFO("B " << c.B << ", T " << c.T_ << ", " << c.heads << " heads of " << c.e << ", started " << started);
       const Run f = mha<float>(x, seed, c.heads, slopes, scale, started, AttentionMemory::Recompute);
       const Run d = mha<double>(x, seed, c.heads, slopes, scale, started, AttentionMemory::Keep);
-      CHECK(relative_error(f.out, d.out) < 2e-6);
-      CHECK(relative_error(f.grad, d.grad) < 2e-6);
+      CHECK(memory_relative_error(f.out, d.out) < 2e-6);
+      CHECK(memory_relative_error(f.grad, d.grad) < 2e-6);
     }
   }
 }
@@ -126,9 +126,9 @@ TEST_CASE("float head-averaged attention with rebuilt weights equals the kept-we
     const double s = 1.0 / std::sqrt(static_cast<double>(c.D));
     const Run f = mean<float>(x, log_beta, seed, slopes, s, c.B, c.T_, AttentionMemory::Recompute);
     const Run d = mean<double>(x, log_beta, seed, slopes, s, c.B, c.T_, AttentionMemory::Keep);
-    CHECK(relative_error(f.out, d.out) < 2e-6);
-    CHECK(relative_error(f.grad, d.grad) < 2e-6);
-    CHECK(relative_error(f.grad2, d.grad2) < 2e-5);
+    CHECK(memory_relative_error(f.out, d.out) < 2e-6);
+    CHECK(memory_relative_error(f.grad, d.grad) < 2e-6);
+    CHECK(memory_relative_error(f.grad2, d.grad2) < 2e-5);
   }
 }
 
@@ -153,7 +153,7 @@ TEST_CASE("Auto keeps the weights up to kKeepWeightsUpTo and rebuilds them above
   CHECK(max_abs_diff(ma.out, mr.out) == 0.0);
   CHECK(max_abs_diff(ma.grad, mr.grad) == 0.0);
   const Run mk = mean<float>(X, lb, G, {0.5, 0.25}, 0.3, 1, T_, AttentionMemory::Keep);
-  CHECK(relative_error(mr.grad, mk.grad) < 1e-5);
+  CHECK(memory_relative_error(mr.grad, mk.grad) < 1e-5);
 }
 
 TEST_CASE("attention with rebuilt weights gives the same bits on one thread and on two") {
@@ -176,5 +176,5 @@ TEST_CASE("attention with rebuilt weights gives the same bits on one thread and 
   CHECK(max_abs_diff(mone.out, mtwo.out) == 0.0);
   CHECK(max_abs_diff(mone.grad, mtwo.grad) == 0.0);
   // dlog_beta sums per-thread partial sums, whose split follows the schedule: not compared bit for bit.
-  CHECK(relative_error(mone.grad2, mtwo.grad2) < 1e-6);
+  CHECK(memory_relative_error(mone.grad2, mtwo.grad2) < 1e-6);
 }

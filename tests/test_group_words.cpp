@@ -21,7 +21,7 @@ namespace {
 using Perm = std::vector<int32_t>;
 
 // "a then b", written independently of the library: (a . b)[i] = b[a[i]].
-Perm then(const Perm& a, const Perm& b) {
+Perm then_words(const Perm& a, const Perm& b) {
   Perm c(a.size());
   for (size_t i = 0; i < a.size(); ++i) c[i] = b.at(static_cast<size_t>(a[i]));
   return c;
@@ -84,7 +84,7 @@ TEST_CASE("group words: the running product matches permutation composition for 
           REQUIRE(x >= 0);
           REQUIRE(x < task.input_vocab());
           const Perm& g_x = g.element(task.element_of(x));
-          state = then(state, g_x);
+          state = then_words(state, g_x);
           CHECK(g.element(words.targets[i]) == state);
           if (name[0] == 'Z') {  // addition mod n, with no permutations at all
             residue = (residue + task.element_of(x)) % g.order();
@@ -116,7 +116,7 @@ TEST_CASE("group words: the standard generators generate the whole group") {
       std::vector<Perm> next;
       for (const auto& p : frontier)
         for (const auto& s : gens)
-          if (reached.insert(then(p, s)).second) next.push_back(then(p, s));
+          if (reached.insert(then_words(p, s)).second) next.push_back(then_words(p, s));
       frontier = std::move(next);
     }
     CHECK(static_cast<int64_t>(reached.size()) == g.order());
