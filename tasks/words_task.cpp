@@ -239,11 +239,10 @@ class WordsTask : public Task {
     };
     const std::vector<int64_t> lengths = option("lengths").empty() ? data_.eval_lengths : parse_lengths(option("lengths"));
     int64_t sequences = data_.test_sequences;
-    if (!option("sequences").empty()) {
+    if (const std::string text = option("sequences"); !text.empty()) {  // end points into text: keep it alive
       char* end = nullptr;
-      sequences = std::strtoll(option("sequences").c_str(), &end, 10);
-      if (*end != '\0' || sequences < 1)
-        throw ValueError("--sequences must be an integer >= 1, got '" + option("sequences") + "'");
+      sequences = std::strtoll(text.c_str(), &end, 10);
+      if (*end != '\0' || sequences < 1) throw ValueError("--sequences must be an integer >= 1, got '" + text + "'");
     }
     const auto scores = evaluate_word_lengths(model, words_, run.seed,
                                               request.split == "val" ? data::WordSplit::Val : data::WordSplit::Test,
