@@ -87,9 +87,11 @@ std::vector<int32_t> WordTask::generator_symbols() const {
   return group_->standard_generators();  // with "all", symbol i is element i
 }
 
-Batch WordTask::sample(Rng& rng, int64_t B, int64_t L, std::span<const int32_t> alphabet) const {
+Batch WordTask::sample(Rng& rng, int64_t B, int64_t L, std::span<const int32_t> alphabet, double full_share) const {
   if (B < 1) throw ValueError("group words: batch must be >= 1, got " + std::to_string(B));
   check_word_length(L, "group words");
+  if (!(full_share >= 0.0 && full_share < 1.0))
+    throw ValueError("group words: full_share must be in [0, 1), got " + std::to_string(full_share));
   for (int32_t s : alphabet) element_of(s);  // throws for a symbol outside the vocabulary
   Batch out;
   out.B = B;
@@ -100,9 +102,9 @@ Batch WordTask::sample(Rng& rng, int64_t B, int64_t L, std::span<const int32_t> 
     int32_t y = group_->identity();
     for (int64_t t = 0; t < L; ++t) {
       const auto i = static_cast<size_t>(b * L + t);
-      const auto s = alphabet.empty()
-                         ? static_cast<int32_t>(rng.integer(input_vocab()))
-                         : alphabet[static_cast<size_t>(rng.integer(static_cast<int64_t>(alphabet.size())))];
+      const bool from_all = alphabet.empty() || (full_share > 0.0 && rng.uniform() < full_share);
+      const auto s = from_all ? static_cast<int32_t>(rng.integer(input_vocab()))
+                              : alphabet[static_cast<size_t>(rng.integer(static_cast<int64_t>(alphabet.size())))];
       y = group_->multiply(y, symbols_[static_cast<size_t>(s)]);
       out.inputs[i] = s;
       out.targets[i] = y;
@@ -112,19 +114,23 @@ Batch WordTask::sample(Rng& rng, int64_t B, int64_t L, std::span<const int32_t> 
 }
 
 WordBatcher::WordBatcher(const WordTask& task, int64_t batch, int64_t min_len, int64_t max_len, uint64_t seed,
-                         int64_t curriculum_batches, int64_t generator_batches)
+                         int64_t curriculum_batches, int64_t generator_batches, int64_t generator_ramp)
     : task_(&task),
       B_(batch),
       min_len_(min_len),
       max_len_(max_len),
       curriculum_(curriculum_batches),
       generator_batches_(generator_batches),
+      generator_ramp_(generator_ramp),
       generator_symbols_(task.generator_symbols()),
       rng_(seed) {
   if (curriculum_batches < 0)
     throw ValueError("WordBatcher: curriculum_batches must be >= 0, got " + std::to_string(curriculum_batches));
   if (generator_batches < 0)
     throw ValueError("WordBatcher: generator_batches must be >= 0, got " + std::to_string(generator_batches));
+  if (generator_ramp < 0 || (generator_ramp > 0 && generator_batches == 0))
+    throw ValueError("WordBatcher: generator_ramp must be >= 0, and 0 without generator batches, got " +
+                     std::to_string(generator_ramp) + " with " + std::to_string(generator_batches));
   if (batch < 1) throw ValueError("WordBatcher: batch must be >= 1, got " + std::to_string(batch));
   check_word_length(min_len, "WordBatcher: min_len");
   check_word_length(max_len, "WordBatcher: max_len");
@@ -140,15 +146,27 @@ int64_t WordBatcher::longest() const {
 
 Batch WordBatcher::next() {
   const int64_t L = min_len_ + rng_.integer(longest() - min_len_ + 1);
-  Batch out = drawn_ < generator_batches_ ? task_->sample(rng_, B_, L, generator_symbols_) : task_->sample(rng_, B_, L);
+  Batch out;
+  if (drawn_ < generator_batches_) {
+    out = task_->sample(rng_, B_, L, generator_symbols_);
+  } else if (drawn_ < generator_batches_ + generator_ramp_) {
+    const double share = static_cast<double>(drawn_ - generator_batches_ + 1) / static_cast<double>(generator_ramp_ + 1);
+    out = task_->sample(rng_, B_, L, generator_symbols_, share);
+  } else {
+    out = task_->sample(rng_, B_, L);
+  }
   out.starts_new_pass = true;
   ++drawn_;
   return out;
 }
 
 // "words-v1 B min max ..." without a curriculum (as before it existed), "words-v2 B min max K ..." with a
-// length curriculum, "words-v3 B min max K G ..." with an alphabet curriculum of G batches.
+// length curriculum, "words-v3 B min max K G ..." with an alphabet curriculum of G batches,
+// "words-v4 B min max K G R ..." when that curriculum ends in a ramp of R batches.
 std::string WordBatcher::state() const {
+  if (generator_ramp_ > 0)
+    return write_batcher_state("words-v4", {B_, min_len_, max_len_, curriculum_, generator_batches_, generator_ramp_},
+                               drawn_, rng_);
   if (generator_batches_ > 0)
     return write_batcher_state("words-v3", {B_, min_len_, max_len_, curriculum_, generator_batches_}, drawn_, rng_);
   if (curriculum_ == 0) return write_batcher_state("words-v1", {B_, min_len_, max_len_}, drawn_, rng_);
@@ -159,9 +177,13 @@ void WordBatcher::set_state(const std::string& s) {
   auto describe = [](const std::vector<int64_t>& x) {
     return "B=" + std::to_string(x[0]) + ", lengths " + std::to_string(x[1]) + ".." + std::to_string(x[2]) +
            (x.size() > 3 ? ", curriculum " + std::to_string(x[3]) + " batches" : "") +
-           (x.size() > 4 ? ", generators only for " + std::to_string(x[4]) + " batches" : "");
+           (x.size() > 4 ? ", generators only for " + std::to_string(x[4]) + " batches" : "") +
+           (x.size() > 5 ? ", a ramp of " + std::to_string(x[5]) + " batches" : "");
   };
-  if (generator_batches_ > 0)
+  if (generator_ramp_ > 0)
+    read_batcher_state(s, "words-v4", {B_, min_len_, max_len_, curriculum_, generator_batches_, generator_ramp_},
+                       "WordBatcher", describe, drawn_, rng_);
+  else if (generator_batches_ > 0)
     read_batcher_state(s, "words-v3", {B_, min_len_, max_len_, curriculum_, generator_batches_}, "WordBatcher", describe,
                        drawn_, rng_);
   else if (curriculum_ == 0)

@@ -76,8 +76,11 @@ class WordTask {
   std::vector<int32_t> generator_symbols() const;
   // B words of length L, symbols uniform over the input vocabulary (or over
   // `alphabet`, a subset of it, when given), drawn from rng: inputs (B,L) and
-  // targets (B,L), every row's products starting at the identity.
-  Batch sample(Rng& rng, int64_t B, int64_t L, std::span<const int32_t> alphabet = {}) const;
+  // targets (B,L), every row's products starting at the identity. With an alphabet
+  // and 0 < full_share < 1, each symbol is drawn from the whole vocabulary with
+  // probability full_share and from the alphabet otherwise (full_share = 0 draws
+  // nothing extra, so the words of earlier runs are unchanged).
+  Batch sample(Rng& rng, int64_t B, int64_t L, std::span<const int32_t> alphabet = {}, double full_share = 0.0) const;
 
  private:
   std::shared_ptr<const FiniteGroup> group_;
@@ -93,10 +96,13 @@ class WordBatcher {
   // An alphabet curriculum: the first generator_batches batches draw their symbols
   // from the standard generators only (WordTask::generator_symbols), so a model first
   // meets the group through words in its generators, whose products reach every
-  // element, and then reads every element as an input symbol.
+  // element, and then reads every element as an input symbol. With generator_ramp
+  // batches R > 0 (needs generator_batches > 0) the change is gradual: batch
+  // generator_batches + i, i < R, draws each symbol from every element with
+  // probability (i + 1) / (R + 1) and from the generators otherwise.
   WordBatcher(const WordTask& task, int64_t batch, int64_t min_len, int64_t max_len, uint64_t seed,
-              int64_t curriculum_batches = 0, int64_t generator_batches = 0);
-  WordBatcher(WordTask&&, int64_t, int64_t, int64_t, uint64_t, int64_t = 0, int64_t = 0) = delete;
+              int64_t curriculum_batches = 0, int64_t generator_batches = 0, int64_t generator_ramp = 0);
+  WordBatcher(WordTask&&, int64_t, int64_t, int64_t, uint64_t, int64_t = 0, int64_t = 0, int64_t = 0) = delete;
 
   // B words of one length L uniform in [min_len, longest()]; starts_new_pass is
   // always true (words are independent: recurrent state never carries over).
@@ -113,7 +119,7 @@ class WordBatcher {
 
  private:
   const WordTask* task_;
-  int64_t B_, min_len_, max_len_, curriculum_ = 0, generator_batches_ = 0;
+  int64_t B_, min_len_, max_len_, curriculum_ = 0, generator_batches_ = 0, generator_ramp_ = 0;
   std::vector<int32_t> generator_symbols_;
   int64_t drawn_ = 0;
   Rng rng_;

@@ -23,6 +23,9 @@ struct WordsData {
   // An alphabet curriculum (inputs "all" only): the first generator_steps batches are
   // words in the standard generators, the rest words in every element; 0 = off.
   int64_t generator_steps = 0;
+  // Then over generator_ramp batches the share of symbols drawn from every element
+  // grows linearly to 1 (data/group_words.hpp); 0 = the change is at once.
+  int64_t generator_ramp = 0;
   std::vector<int64_t> eval_lengths = {64, 128, 256, 512, 1024};
   int64_t val_sequences = 256;
   int64_t test_sequences = 100;
@@ -33,6 +36,7 @@ struct WordsData {
         max_len(j.at("max_len").get<int64_t>()),
         curriculum_steps(j.value("curriculum_steps", int64_t{0})),
         generator_steps(j.value("generator_steps", int64_t{0})),
+        generator_ramp(j.value("generator_ramp", int64_t{0})),
         eval_lengths(j.at("eval_lengths").get<std::vector<int64_t>>()),
         val_sequences(j.at("val_sequences").get<int64_t>()),
         test_sequences(j.at("test_sequences").get<int64_t>()) {}
@@ -45,6 +49,7 @@ struct WordsData {
                         {"test_sequences", test_sequences}};
     if (curriculum_steps > 0) j["curriculum_steps"] = curriculum_steps;  // only when set: older runs resolve as before
     if (generator_steps > 0) j["generator_steps"] = generator_steps;
+    if (generator_ramp > 0) j["generator_ramp"] = generator_ramp;
     return j;
   }
 };
@@ -83,6 +88,9 @@ nlohmann::json parse_words_data(ConfigReader& d, const std::string& dataset) {
   if (c.generator_steps > 0 && c.inputs != "all")
     throw ConfigError("data.generator_steps: an alphabet curriculum needs data.inputs = \"all\" (the words are "
                       "already in the generators with \"" + c.inputs + "\")");
+  c.generator_ramp = d.get_int("generator_ramp", c.generator_ramp, 0);
+  if (c.generator_ramp > 0 && c.generator_steps == 0)
+    throw ConfigError("data.generator_ramp: a ramp out of the alphabet curriculum needs data.generator_steps > 0");
   c.val_sequences = d.get_int("val_sequences", c.val_sequences, 1, 1000000);
   c.test_sequences = d.get_int("test_sequences", c.test_sequences, 1, 1000000);
   return c.resolved(dataset);
@@ -111,7 +119,7 @@ class WordsTraining : public TaskTraining {
         data_(d),
         run_(run),
         batcher_(task, run.batch, d.min_len, d.max_len, data::word_split_seed(run.seed, data::WordSplit::Train),
-                 d.curriculum_steps, d.generator_steps) {}
+                 d.curriculum_steps, d.generator_steps, d.generator_ramp) {}
 
   data::Batch next() override {
     data::Batch b = batcher_.next();

@@ -199,6 +199,45 @@ TEST_CASE("group words: an alphabet curriculum draws only the generators, then e
   CHECK_THROWS_AS(task.sample(rng, 1, 4, outside), ValueError);
 }
 
+TEST_CASE("group words: a ramp out of the alphabet curriculum mixes in every element at a growing share") {
+  const WordTask task("A5");
+  const std::vector<int32_t> gens = task.generator_symbols();
+  // 2 generator batches, then a ramp of 3 (shares 1/4, 2/4, 3/4), then all elements.
+  data::WordBatcher ramp(task, 400, 64, 64, 11, 0, 2, 3);
+  auto outside_share = [&](const data::Batch& b) {
+    int64_t outside = 0;
+    for (int32_t s : b.inputs) outside += std::find(gens.begin(), gens.end(), s) == gens.end();
+    for (int64_t r = 0; r < b.B; ++r) {
+      const std::span<const int32_t> row(b.inputs.data() + r * b.T, static_cast<size_t>(b.T));
+      CHECK(task.running_products(row) ==
+            std::vector<int32_t>(b.targets.begin() + r * b.T, b.targets.begin() + (r + 1) * b.T));
+    }
+    return static_cast<double>(outside) / static_cast<double>(b.inputs.size());
+  };
+  CHECK(outside_share(ramp.next()) == 0.0);
+  CHECK(outside_share(ramp.next()) == 0.0);
+  // A symbol drawn from all 60 elements is outside the 3 generators with probability 57/60;
+  // 25,600 symbols a batch put each share within 0.02 of share * 57/60 (about 7 sigma).
+  for (int i = 1; i <= 3; ++i) CHECK(std::abs(outside_share(ramp.next()) - 0.25 * i * 57.0 / 60.0) < 0.02);
+  CHECK(std::abs(outside_share(ramp.next()) - 57.0 / 60.0) < 0.02);
+  // The ramp is part of the state, and a batcher without it refuses that state.
+  data::WordBatcher a(task, 2, 1, 64, 3, 10, 4, 5);
+  for (int i = 0; i < 5; ++i) a.next();
+  const std::string saved = a.state();
+  std::vector<data::Batch> expected;
+  for (int i = 0; i < 6; ++i) expected.push_back(a.next());
+  data::WordBatcher b(task, 2, 1, 64, 1, 10, 4, 5);
+  b.set_state(saved);
+  for (int i = 0; i < 6; ++i) CHECK(b.next().inputs == expected[static_cast<size_t>(i)].inputs);
+  data::WordBatcher no_ramp(task, 2, 1, 64, 1, 10, 4);
+  CHECK_THROWS_AS(no_ramp.set_state(saved), ValueError);
+  CHECK_THROWS_WITH_AS(data::WordBatcher(task, 2, 1, 64, 1, 0, 0, 3),
+                       "WordBatcher: generator_ramp must be >= 0, and 0 without generator batches, got 3 with 0",
+                       ValueError);
+  Rng rng(1);
+  CHECK_THROWS_AS(task.sample(rng, 1, 4, gens, 1.0), ValueError);
+}
+
 TEST_CASE("group words: batches are determined by the seed and the splits use disjoint seeds") {
   const WordTask task("S3");
   data::WordBatcher a(task, 4, 1, 64, 7), b(task, 4, 1, 64, 7), c(task, 4, 1, 64, 8);

@@ -140,6 +140,18 @@ TEST_CASE("word task configurations: bad values name the key and the value") {
   expect("eval_lengths", json::array(), {"data.eval_lengths"});
   expect("inputs", "odd", {"data.inputs", "odd"});
   expect("curriculum_steps", -1, {"data.curriculum_steps", "-1"});
+  expect("generator_steps", -2, {"data.generator_steps", "-2"});
+  expect("generator_ramp", 100, {"data.generator_ramp", "data.generator_steps > 0"});
+  {
+    json ramp = good;
+    ramp["data"]["generator_steps"] = 20;
+    ramp["data"]["generator_ramp"] = 30;
+    const train::RunConfig rr = train::parse_run_config(ramp);
+    CHECK(rr.resolved()["data"]["generator_ramp"] == 30);
+    CHECK(train::parse_run_config(rr.resolved()).resolved() == rr.resolved());
+    ramp["data"]["generator_ramp"] = -1;
+    CHECK_THROWS_WITH_AS(train::parse_run_config(ramp), doctest::Contains("data.generator_ramp"), ConfigError);
+  }
   expect("val_frac", 0.1, {"val_frac"});  // a text-corpus key: unknown here
   json c = good;
   c["train"]["seq_len"] = 64;
