@@ -900,17 +900,29 @@ def target_lines(results_dir, table, rows, length, target=0.99, want=3):
     return out
 
 
+def size_of(model):
+    """("SO", d) or ("SU", d) of a row named osm-rnn-token-so<d>-alphabet or
+    osm-rnn-token-su<d>-alphabet; None for any other row (remedies carry a suffix)."""
+    for kind in ("so", "su"):
+        head = "osm-rnn-token-%s" % kind
+        if model.startswith(head) and model.endswith("-alphabet") and model[len(head):-len("-alphabet")].isdigit():
+            return kind.upper(), int(model[len(head):-len("-alphabet")])
+    return None
+
+
 def smallest_learning(results_dir, summary, length, target=0.99):
-    """Per group: [(d, seeds >= target at `length`, seeds finished)] over the rows named
-    osm-rnn-token-so<d>-alphabet, by d."""
+    """Per group: [(real dimension, group label, seeds >= target at `length`, seeds finished)]
+    over the rows named osm-rnn-token-so<d>-alphabet and osm-rnn-token-su<d>-alphabet,
+    ordered by the real dimension of the state (d for SO(d), 2d for SU(d))."""
     best = {}
     for r in summary["rows"]:
-        m = r["model"]
-        if r["n"] == 0 or not m.startswith("osm-rnn-token-so") or not m.endswith("-alphabet"):
+        size = size_of(r["model"])
+        if r["n"] == 0 or size is None:
             continue
-        d = int(m[len("osm-rnn-token-so"):-len("-alphabet")])
-        accs = per_seed(results_dir, SMALLEST, m, r["group"], length)
-        best.setdefault(r["group"], []).append((d, sum(1 for v in accs.values() if v >= target), len(accs)))
+        kind, d = size
+        accs = per_seed(results_dir, SMALLEST, r["model"], r["group"], length)
+        best.setdefault(r["group"], []).append((d if kind == "SO" else 2 * d, "%s(%d)" % (kind, d),
+                                                sum(1 for v in accs.values() if v >= target), len(accs)))
     return {g: sorted(v) for g, v in best.items()}
 
 
@@ -942,9 +954,9 @@ def larger_groups_lines(results_dir, out_path):
                   ">= 0.99 accuracy per position at 1,024; the smallest size with a seed there is the smallest that "
                   "learns (in that many restarts).", ""]
         for g, sizes in smallest_learning(results_dir, small, 1024).items():
-            learns = [d for d, k, n in sizes if k > 0]
-            lines.append("- %s: %s; %s." % (g, ", ".join("SO(%d) %d of %d" % (d, k, n) for d, k, n in sizes),
-                                            "smallest that learns SO(%d)" % learns[0] if learns else
+            learns = [label for _, label, k, n in sizes if k > 0]
+            lines.append("- %s: %s; %s." % (g, ", ".join("%s %d of %d" % (label, k, n) for _, label, k, n in sizes),
+                                            "smallest that learns %s" % learns[0] if learns else
                                             "no size tried learns it"))
         lines += [""] + table_lines(results_dir, out_path, SMALLEST, "### state_tracking_smallest: the table") + [""]
         lines += diagnosis_lines(results_dir, SMALLEST, "### What stops each row: state_tracking_smallest")
