@@ -2,8 +2,9 @@
 """The parts shared by the summaries of tables scored by length (scripts/words_table.py,
 scripts/rotations_table.py): reading a table's runs' result.json files into rows, the
 mean and standard deviation over seeds, writing RESULTS/TABLE.json and RESULTS/TABLE.md,
-the wall-time line, and the SVG plots' frame with a log2 length axis and their lines
-(finish_svg_lines also draws scripts/reproduce.py's scatter plots).
+the wall-time line, the SVG plots' frame with a log2 length axis and their lines
+(finish_svg_lines also draws scripts/reproduce.py's scatter plots), and a table's
+markdown set into its page (scripts/state_tracking_doc.py, scripts/rotation_tracking_doc.py).
 Standard library only.
 """
 import json
@@ -108,3 +109,17 @@ def finish_svg_lines(path, o, items, px, py, colors, r, legend):
     with open(path, "w") as f:
         f.write("\n".join(o) + "\n")
 
+
+def page_table_lines(results_dir, out_path, table, heading, plot_link_sep):
+    """RESULTS/TABLE.md as lines of the page at out_path: its title replaced by `heading`,
+    its "## " headings one level down, and the links to its plots ("](TABLE" followed by
+    plot_link_sep: "-" for per-group plots TABLE-G.svg, "." for one plot TABLE.svg) made
+    relative to the page."""
+    with open(os.path.join(results_dir, table + ".md")) as f:
+        text = f.read()
+    rel = os.path.relpath(results_dir, os.path.dirname(os.path.abspath(out_path)))
+    prefix = "" if rel == "." else rel + "/"
+    text = text.replace("](%s%s" % (table, plot_link_sep), "](%s%s%s" % (prefix, table, plot_link_sep))
+    lines = text.splitlines()
+    lines[0] = heading
+    return [("####" + l[2:]) if l.startswith("## ") else l for l in lines]
