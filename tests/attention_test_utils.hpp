@@ -10,6 +10,7 @@
 #include "autograd/ops.hpp"
 #include "autograd/tape.hpp"
 #include "core/array.hpp"
+#include "core/rng.hpp"
 #include "kernels/causal_mha.hpp"
 #include "kernels/mean_attention.hpp"
 
@@ -42,6 +43,52 @@ inline std::vector<double> halving_slopes(int heads, bool with_slopes = true) {
   if (with_slopes)
     for (int k = 0; k < heads; ++k) slopes.push_back(std::pow(2.0, -(k + 1)));
   return slopes;
+}
+
+// A case of the causal attention: B sequences of length T_, `heads` heads of width e, with
+// slopes or without; and its inputs drawn from rng in this order: qkv x (B,T,3D), the
+// backward seed (B,T,D), then the slopes and the scale 1/sqrt(e).
+struct CausalCase {
+  int64_t B, T_;
+  int heads;
+  int64_t e;
+  bool slopes;
+};
+struct CausalInputs {
+  Array<double> x, seed;
+  std::vector<double> slopes;
+  double scale;
+};
+inline CausalInputs causal_case_inputs(Rng& rng, const CausalCase& c) {
+  const int64_t D = c.heads * c.e;
+  CausalInputs in{rng.normal_array<double>(Shape{c.B, c.T_, 3 * D}), Array<double>(), {}, 0.0};
+  in.seed = rng.normal_array<double>(Shape{c.B, c.T_, D});
+  in.slopes = halving_slopes(c.heads, c.slopes);
+  in.scale = 1.0 / std::sqrt(static_cast<double>(c.e));
+  return in;
+}
+
+// A case of the head-averaged attention: B sequences of length T_ of D-wide states, `heads`
+// heads, with slopes or without; and its inputs drawn from rng in this order: X (B*T,D) of
+// scale 0.5, the backward seed (B*T,D), log_beta (heads) of scale 0.3, then the slopes and
+// the scale 1/sqrt(D).
+struct MeanCase {
+  int64_t B, T_, D;
+  int heads;
+  bool slopes;
+};
+struct MeanInputs {
+  Array<double> x, seed, log_beta;
+  std::vector<double> slopes;
+  double s;
+};
+inline MeanInputs mean_case_inputs(Rng& rng, const MeanCase& c) {
+  MeanInputs in{rng.normal_array<double>(Shape{c.B * c.T_, c.D}, 0.5), Array<double>(), Array<double>(), {}, 0.0};
+  in.seed = rng.normal_array<double>(Shape{c.B * c.T_, c.D});
+  in.log_beta = rng.normal_array<double>(Shape{c.heads}, 0.3);
+  in.slopes = halving_slopes(c.heads, c.slopes);
+  in.s = 1.0 / std::sqrt(static_cast<double>(c.D));
+  return in;
 }
 
 // One attention run in double: its output and the gradients of its inputs (qkv for the

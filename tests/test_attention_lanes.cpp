@@ -22,28 +22,19 @@
 using namespace liegrad;
 
 using test::AttentionGrads;
-using test::halving_slopes;
+using test::CausalCase;
+using test::MeanCase;
 using test::relative_max_error;
 using test::run_causal_attention;
 using test::run_mean_attention;
 
 TEST_CASE("float attention with queries in lanes equals the double op, every head width, ragged T, started gradient") {
-  struct Case {
-    int64_t B, T_;
-    int heads;
-    int64_t e;
-    bool slopes;
-  };
-  const Case cases[] = {{2, 37, 3, 16, true}, {1, 128, 2, 8, true}, {2, 16, 1, 5, false}, {1, 1, 1, 16, true},
-                        {3, 50, 2, 13, true}, {1, 23, 4, 1, true},  {1, 40, 1, 3, false}, {2, 17, 2, 11, true}};
+  const CausalCase cases[] = {{2, 37, 3, 16, true}, {1, 128, 2, 8, true}, {2, 16, 1, 5, false}, {1, 1, 1, 16, true},
+                              {3, 50, 2, 13, true}, {1, 23, 4, 1, true},  {1, 40, 1, 3, false}, {2, 17, 2, 11, true}};
   Rng rng(606);
   double worst = 0;
-  for (const Case& c : cases) {
-    const int64_t D = c.heads * c.e;
-    const Array<double> x = rng.normal_array<double>(Shape{c.B, c.T_, 3 * D});
-    const Array<double> seed = rng.normal_array<double>(Shape{c.B, c.T_, D});
-    const std::vector<double> slopes = halving_slopes(c.heads, c.slopes);
-    const double scale = 1.0 / std::sqrt(static_cast<double>(c.e));
+  for (const CausalCase& c : cases) {
+    const auto [x, seed, slopes, scale] = test::causal_case_inputs(rng, c);
     for (bool started : {false, true}) {
       INFO("B " << c.B << ", T " << c.T_ << ", " << c.heads << " heads of " << c.e << ", started " << started);
       const AttentionGrads f = run_causal_attention<float>(x, seed, c.heads, slopes, scale, started);
@@ -79,22 +70,13 @@ TEST_CASE("float attention with queries in lanes gives the same bits on one thre
 }
 
 TEST_CASE("float head-averaged attention with queries in lanes equals the double op, ragged T, with and without slopes") {
-  struct Case {
-    int64_t B, T_, D;
-    int heads;
-    bool slopes;
-  };
-  const Case cases[] = {{2, 37, 16, 3, true}, {1, 128, 9, 4, true}, {3, 16, 25, 1, false}, {1, 1, 16, 2, true},
-                        {2, 50, 4, 2, false}};
+  const MeanCase cases[] = {{2, 37, 16, 3, true}, {1, 128, 9, 4, true}, {3, 16, 25, 1, false}, {1, 1, 16, 2, true},
+                            {2, 50, 4, 2, false}};
   Rng rng(707);
   double worst = 0;
-  for (const Case& c : cases) {
+  for (const MeanCase& c : cases) {
     INFO("B " << c.B << ", T " << c.T_ << ", D " << c.D << ", " << c.heads << " heads, slopes " << c.slopes);
-    const Array<double> x = rng.normal_array<double>(Shape{c.B * c.T_, c.D}, 0.5);
-    const Array<double> seed = rng.normal_array<double>(Shape{c.B * c.T_, c.D});
-    const Array<double> log_beta = rng.normal_array<double>(Shape{c.heads}, 0.3);
-    const std::vector<double> slopes = halving_slopes(c.heads, c.slopes);
-    const double s = 1.0 / std::sqrt(static_cast<double>(c.D));
+    const auto [x, seed, log_beta, slopes, s] = test::mean_case_inputs(rng, c);
     const AttentionGrads f = run_mean_attention<float>(x, log_beta, seed, slopes, s, c.B, c.T_);
     const AttentionGrads d = run_mean_attention<double>(x, log_beta, seed, slopes, s, c.B, c.T_);
     const double eo = relative_max_error(f.out, d.out), ex = relative_max_error(f.d_input, d.d_input),
