@@ -21,25 +21,19 @@
 
 using namespace liegrad;
 
-using test::AttentionGrads;
-using test::CausalCase;
-using test::MeanCase;
-using test::relative_max_error;
-using test::run_causal_attention;
-using test::run_mean_attention;
-
 TEST_CASE("float attention with queries in lanes equals the double op, every head width, ragged T, started gradient") {
-  const CausalCase cases[] = {{2, 37, 3, 16, true}, {1, 128, 2, 8, true}, {2, 16, 1, 5, false}, {1, 1, 1, 16, true},
-                              {3, 50, 2, 13, true}, {1, 23, 4, 1, true},  {1, 40, 1, 3, false}, {2, 17, 2, 11, true}};
+  const test::CausalCase cases[] = {{2, 37, 3, 16, true}, {1, 128, 2, 8, true}, {2, 16, 1, 5, false},
+                                    {1, 1, 1, 16, true},  {3, 50, 2, 13, true}, {1, 23, 4, 1, true},
+                                    {1, 40, 1, 3, false}, {2, 17, 2, 11, true}};
   Rng rng(606);
   double worst = 0;
-  for (const CausalCase& c : cases) {
+  for (const test::CausalCase& c : cases) {
     const auto [x, seed, slopes, scale] = test::causal_case_inputs(rng, c);
     for (bool started : {false, true}) {
       INFO("B " << c.B << ", T " << c.T_ << ", " << c.heads << " heads of " << c.e << ", started " << started);
-      const AttentionGrads f = run_causal_attention<float>(x, seed, c.heads, slopes, scale, started);
-      const AttentionGrads d = run_causal_attention<double>(x, seed, c.heads, slopes, scale, started);
-      const double ef = relative_max_error(f.out, d.out), eg = relative_max_error(f.d_input, d.d_input);
+      const auto f = test::run_causal_attention<float>(x, seed, c.heads, slopes, scale, started);
+      const auto d = test::run_causal_attention<double>(x, seed, c.heads, slopes, scale, started);
+      const double ef = test::relative_max_error(f.out, d.out), eg = test::relative_max_error(f.d_input, d.d_input);
       INFO("forward error " << ef << ", backward error " << eg);
       CHECK(ef < 2e-6);
       CHECK(eg < 2e-6);
@@ -60,9 +54,9 @@ TEST_CASE("float attention with queries in lanes gives the same bits on one thre
   const std::vector<double> slopes = {0.5, 0.25, 0.125, 0.0625};
   const int threads_before = num_threads();
   set_num_threads(1);
-  const AttentionGrads one = run_causal_attention<float>(x, seed, heads, slopes, 0.35, false);
+  const auto one = test::run_causal_attention<float>(x, seed, heads, slopes, 0.35, false);
   set_num_threads(2);
-  const AttentionGrads two = run_causal_attention<float>(x, seed, heads, slopes, 0.35, false);
+  const auto two = test::run_causal_attention<float>(x, seed, heads, slopes, 0.35, false);
   set_num_threads(threads_before);
   CHECK(max_abs_diff(one.out, two.out) == 0.0);
   CHECK(max_abs_diff(one.d_input, two.d_input) == 0.0);
@@ -70,17 +64,17 @@ TEST_CASE("float attention with queries in lanes gives the same bits on one thre
 }
 
 TEST_CASE("float head-averaged attention with queries in lanes equals the double op, ragged T, with and without slopes") {
-  const MeanCase cases[] = {{2, 37, 16, 3, true}, {1, 128, 9, 4, true}, {3, 16, 25, 1, false}, {1, 1, 16, 2, true},
-                            {2, 50, 4, 2, false}};
+  const test::MeanCase cases[] = {{2, 37, 16, 3, true}, {1, 128, 9, 4, true}, {3, 16, 25, 1, false},
+                                  {1, 1, 16, 2, true},  {2, 50, 4, 2, false}};
   Rng rng(707);
   double worst = 0;
-  for (const MeanCase& c : cases) {
+  for (const test::MeanCase& c : cases) {
     INFO("B " << c.B << ", T " << c.T_ << ", D " << c.D << ", " << c.heads << " heads, slopes " << c.slopes);
     const auto [x, seed, log_beta, slopes, s] = test::mean_case_inputs(rng, c);
-    const AttentionGrads f = run_mean_attention<float>(x, log_beta, seed, slopes, s, c.B, c.T_);
-    const AttentionGrads d = run_mean_attention<double>(x, log_beta, seed, slopes, s, c.B, c.T_);
-    const double eo = relative_max_error(f.out, d.out), ex = relative_max_error(f.d_input, d.d_input),
-                 eb = relative_max_error(f.d_log_beta, d.d_log_beta);
+    const auto f = test::run_mean_attention<float>(x, log_beta, seed, slopes, s, c.B, c.T_);
+    const auto d = test::run_mean_attention<double>(x, log_beta, seed, slopes, s, c.B, c.T_);
+    const double eo = test::relative_max_error(f.out, d.out), ex = test::relative_max_error(f.d_input, d.d_input),
+                 eb = test::relative_max_error(f.d_log_beta, d.d_log_beta);
     INFO("forward error " << eo << ", dX error " << ex << ", dlog_beta error " << eb);
     CHECK(eo < 2e-6);
     CHECK(ex < 2e-6);

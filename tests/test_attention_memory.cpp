@@ -19,42 +19,36 @@
 using namespace liegrad;
 using kernels::AttentionMemory;
 
-using test::AttentionGrads;
-using test::CausalCase;
-using test::MeanCase;
-using test::relative_max_error;
-using test::run_causal_attention;
-using test::run_mean_attention;
-
 TEST_CASE("float attention with rebuilt weights equals the kept-weights op in double") {
-  const CausalCase cases[] = {{2, 37, 3, 16, true}, {1, 1, 2, 4, true}, {3, 16, 1, 5, false}, {1, 50, 2, 24, true}};
+  const test::CausalCase cases[] = {
+      {2, 37, 3, 16, true}, {1, 1, 2, 4, true}, {3, 16, 1, 5, false}, {1, 50, 2, 24, true}};
   Rng rng(811);
-  for (const CausalCase& c : cases) {
+  for (const test::CausalCase& c : cases) {
     const auto [x, seed, slopes, scale] = test::causal_case_inputs(rng, c);
     for (bool started : {false, true}) {
       INFO("B " << c.B << ", T " << c.T_ << ", " << c.heads << " heads of " << c.e << ", started " << started);
-      const AttentionGrads f =
-          run_causal_attention<float>(x, seed, c.heads, slopes, scale, started, AttentionMemory::Recompute);
-      const AttentionGrads d =
-          run_causal_attention<double>(x, seed, c.heads, slopes, scale, started, AttentionMemory::Keep);
-      CHECK(relative_max_error(f.out, d.out) < 2e-6);
-      CHECK(relative_max_error(f.d_input, d.d_input) < 2e-6);
+      const auto f =
+          test::run_causal_attention<float>(x, seed, c.heads, slopes, scale, started, AttentionMemory::Recompute);
+      const auto d =
+          test::run_causal_attention<double>(x, seed, c.heads, slopes, scale, started, AttentionMemory::Keep);
+      CHECK(test::relative_max_error(f.out, d.out) < 2e-6);
+      CHECK(test::relative_max_error(f.d_input, d.d_input) < 2e-6);
     }
   }
 }
 
 TEST_CASE("float head-averaged attention with rebuilt weights equals the kept-weights op in double") {
-  const MeanCase cases[] = {{2, 37, 16, 3, true}, {1, 1, 16, 2, true}, {3, 16, 25, 1, false}, {2, 50, 9, 4, true}};
+  const test::MeanCase cases[] = {
+      {2, 37, 16, 3, true}, {1, 1, 16, 2, true}, {3, 16, 25, 1, false}, {2, 50, 9, 4, true}};
   Rng rng(812);
-  for (const MeanCase& c : cases) {
+  for (const test::MeanCase& c : cases) {
     INFO("B " << c.B << ", T " << c.T_ << ", D " << c.D << ", " << c.heads << " heads, slopes " << c.slopes);
     const auto [x, seed, log_beta, slopes, s] = test::mean_case_inputs(rng, c);
-    const AttentionGrads f =
-        run_mean_attention<float>(x, log_beta, seed, slopes, s, c.B, c.T_, AttentionMemory::Recompute);
-    const AttentionGrads d = run_mean_attention<double>(x, log_beta, seed, slopes, s, c.B, c.T_, AttentionMemory::Keep);
-    CHECK(relative_max_error(f.out, d.out) < 2e-6);
-    CHECK(relative_max_error(f.d_input, d.d_input) < 2e-6);
-    CHECK(relative_max_error(f.d_log_beta, d.d_log_beta) < 2e-5);
+    const auto f = test::run_mean_attention<float>(x, log_beta, seed, slopes, s, c.B, c.T_, AttentionMemory::Recompute);
+    const auto d = test::run_mean_attention<double>(x, log_beta, seed, slopes, s, c.B, c.T_, AttentionMemory::Keep);
+    CHECK(test::relative_max_error(f.out, d.out) < 2e-6);
+    CHECK(test::relative_max_error(f.d_input, d.d_input) < 2e-6);
+    CHECK(test::relative_max_error(f.d_log_beta, d.d_log_beta) < 2e-5);
   }
 }
 
@@ -68,18 +62,18 @@ TEST_CASE("Auto keeps the weights up to kKeepWeightsUpTo and rebuilds them above
   Rng rng(813);
   const Array<double> x = rng.normal_array<double>(Shape{1, T_, 3 * 8});
   const Array<double> seed = rng.normal_array<double>(Shape{1, T_, 8});
-  const AttentionGrads a = run_causal_attention<float>(x, seed, 2, {0.5, 0.25}, 0.5, false, AttentionMemory::Auto);
-  const AttentionGrads r = run_causal_attention<float>(x, seed, 2, {0.5, 0.25}, 0.5, false, AttentionMemory::Recompute);
+  const auto a = test::run_causal_attention<float>(x, seed, 2, {0.5, 0.25}, 0.5, false, AttentionMemory::Auto);
+  const auto r = test::run_causal_attention<float>(x, seed, 2, {0.5, 0.25}, 0.5, false, AttentionMemory::Recompute);
   CHECK(max_abs_diff(a.out, r.out) == 0.0);
   CHECK(max_abs_diff(a.d_input, r.d_input) == 0.0);
   const Array<double> X = rng.normal_array<double>(Shape{T_, 9}, 0.5), G = rng.normal_array<double>(Shape{T_, 9});
   const Array<double> lb = rng.normal_array<double>(Shape{2}, 0.3);
-  const AttentionGrads ma = run_mean_attention<float>(X, lb, G, {0.5, 0.25}, 0.3, 1, T_, AttentionMemory::Auto);
-  const AttentionGrads mr = run_mean_attention<float>(X, lb, G, {0.5, 0.25}, 0.3, 1, T_, AttentionMemory::Recompute);
+  const auto ma = test::run_mean_attention<float>(X, lb, G, {0.5, 0.25}, 0.3, 1, T_, AttentionMemory::Auto);
+  const auto mr = test::run_mean_attention<float>(X, lb, G, {0.5, 0.25}, 0.3, 1, T_, AttentionMemory::Recompute);
   CHECK(max_abs_diff(ma.out, mr.out) == 0.0);
   CHECK(max_abs_diff(ma.d_input, mr.d_input) == 0.0);
-  const AttentionGrads mk = run_mean_attention<float>(X, lb, G, {0.5, 0.25}, 0.3, 1, T_, AttentionMemory::Keep);
-  CHECK(relative_max_error(mr.d_input, mk.d_input) < 1e-5);
+  const auto mk = test::run_mean_attention<float>(X, lb, G, {0.5, 0.25}, 0.3, 1, T_, AttentionMemory::Keep);
+  CHECK(test::relative_max_error(mr.d_input, mk.d_input) < 1e-5);
 }
 
 TEST_CASE("attention with rebuilt weights gives the same bits on one thread and on two") {
@@ -91,16 +85,16 @@ TEST_CASE("attention with rebuilt weights gives the same bits on one thread and 
   const std::vector<double> slopes = {0.5, 0.25, 0.125, 0.0625};
   const int threads_before = num_threads();
   set_num_threads(1);
-  const AttentionGrads one = run_causal_attention<float>(x, seed, 4, slopes, 0.35, false, AttentionMemory::Recompute);
-  const AttentionGrads mone = run_mean_attention<float>(X, lb, G, slopes, 0.2, B, T_, AttentionMemory::Recompute);
+  const auto one = test::run_causal_attention<float>(x, seed, 4, slopes, 0.35, false, AttentionMemory::Recompute);
+  const auto mone = test::run_mean_attention<float>(X, lb, G, slopes, 0.2, B, T_, AttentionMemory::Recompute);
   set_num_threads(2);
-  const AttentionGrads two = run_causal_attention<float>(x, seed, 4, slopes, 0.35, false, AttentionMemory::Recompute);
-  const AttentionGrads mtwo = run_mean_attention<float>(X, lb, G, slopes, 0.2, B, T_, AttentionMemory::Recompute);
+  const auto two = test::run_causal_attention<float>(x, seed, 4, slopes, 0.35, false, AttentionMemory::Recompute);
+  const auto mtwo = test::run_mean_attention<float>(X, lb, G, slopes, 0.2, B, T_, AttentionMemory::Recompute);
   set_num_threads(threads_before);
   CHECK(max_abs_diff(one.out, two.out) == 0.0);
   CHECK(max_abs_diff(one.d_input, two.d_input) == 0.0);
   CHECK(max_abs_diff(mone.out, mtwo.out) == 0.0);
   CHECK(max_abs_diff(mone.d_input, mtwo.d_input) == 0.0);
   // dlog_beta sums per-thread partial sums, whose split follows the schedule: not compared bit for bit.
-  CHECK(relative_max_error(mone.d_log_beta, mtwo.d_log_beta) < 1e-6);
+  CHECK(test::relative_max_error(mone.d_log_beta, mtwo.d_log_beta) < 1e-6);
 }
