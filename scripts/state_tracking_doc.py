@@ -23,6 +23,8 @@ import json
 import math
 import os
 
+from length_tables import page_table_lines
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLE = "state_tracking"          # the 2,000-step table
 LONG = "state_tracking_long"      # the long table
@@ -665,15 +667,8 @@ def load_summary(results_dir, table):
 
 def table_lines(results_dir, out_path, table, heading):
     """The table's markdown (results/TABLE.md) under `heading`, its per-group headings one
-    level down and its plots' links made relative to the page."""
-    with open(os.path.join(results_dir, table + ".md")) as f:
-        text = f.read()
-    rel = os.path.relpath(results_dir, os.path.dirname(os.path.abspath(out_path)))
-    prefix = "" if rel == "." else rel + "/"
-    text = text.replace("](%s-" % table, "](%s%s-" % (prefix, table))
-    lines = text.splitlines()
-    lines[0] = heading
-    return [("####" + l[2:]) if l.startswith("## ") else l for l in lines]
+    level down and its per-group plots' links made relative to the page."""
+    return page_table_lines(results_dir, out_path, table, heading, "-")
 
 
 # Published anchors for S5: one-layer models, accuracy read from the papers'
