@@ -303,7 +303,11 @@ in SO(6) (the standard representation). Rows at SO(8) and SO(10) find the smalle
 that learns each group, and the S5-in-SO(5) rows with a suffix each try one remedy:
 temperature (τ = 3), initialisation (`init_scale` 3 and 0.3), the screen's rate for SO(5)
 (0.001), a longer alphabet phase (10,000 batches) and words in the generators throughout.
-The outcome is computed in "Results" below.
+The outcome is computed in "Results" below. The training accuracy at the end of the
+alphabet phase ("When the alphabet phase ends") tells two failures apart: a run that has
+not learned the generators' words by then has not found a representation on them at all,
+while a run that has learned them and still stays at chance fails at the hand-over to
+every element.
 
 ```sh
 bash scripts/reproduce.sh state_tracking_groups state_tracking_smallest state_tracking_baselines
@@ -1019,6 +1023,7 @@ def larger_groups_lines(results_dir, out_path):
                                             "smallest that learns %s" % learns[0] if learns else
                                             "no size tried learns it"))
         lines += [""] + table_lines(results_dir, out_path, SMALLEST, "### state_tracking_smallest: the table") + [""]
+        lines += switch_lines(results_dir, SMALLEST)
         lines += diagnosis_lines(results_dir, SMALLEST, "### What stops each row: state_tracking_smallest")
     base = load_summary(results_dir, BASELINES)
     if base:
