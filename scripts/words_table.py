@@ -143,7 +143,9 @@ def summarize(results_dir, table_name, table, runs):
             "%s: %s" % (m, ", ".join(n)) for m, n in differ.items()))
     for g in groups:
         grow = [r for r in summary["rows"] if r["group"] == g]
-        lengths = next((r["lengths"] for r in grow if r.get("lengths")), None)
+        # every length some row was tested at; a row tested at fewer (a transformer's
+        # limit below the recurrent models') shows "—" where it has none
+        lengths = sorted({L for r in grow for L in r.get("lengths") or []}) or None
         lines += ["", "## %s" % g, ""]
         if lengths is None:
             lines.append("No finished runs yet.")
@@ -156,12 +158,13 @@ def summarize(results_dir, table_name, table, runs):
                 lines.append("| %s | %s | %s | — | — | %s |" % (r["model"], r.get("parameters") or "—",
                                                             " | ".join(status for _ in lengths), status))
                 continue
-            accs = " | ".join(fmt_acc(r["position_acc"][str(L)], r["n"]) for L in lengths)
+            accs = " | ".join(fmt_acc(r["position_acc"].get(str(L)), r["n"]) for L in lengths)
             lines.append("| %s | %d | %s | %s | %s | %d%s |" % (
-                r["model"], r["parameters"], accs, fmt_acc(r["final_acc"][str(lengths[-1])], r["n"]),
+                r["model"], r["parameters"], accs, fmt_acc(r["final_acc"].get(str(lengths[-1])), r["n"]),
                 fmt_steps(r["steps_to_99"]), r["n"], "".join(" (+%d %s)" % (k, what) for k, what in (
                     (r["diverged"], "diverged"), (len(r.get("pending", [])), "pending")) if k)))
-        series = {r["model"]: [(L, r["position_acc"][str(L)][0]) for L in lengths] for r in grow if r["n"] > 0}
+        series = {r["model"]: [(L, r["position_acc"][str(L)][0]) for L in lengths if str(L) in r["position_acc"]]
+                  for r in grow if r["n"] > 0}
         svg = os.path.join(results_dir, "%s-%s.svg" % (table_name, g))
         done = next(r for r in grow if r["n"] > 0)  # lengths is set, so one row has finished
         svg_lines(svg, "words:%s: accuracy against length (trained on lengths 1..%d)" % (g, done["max_len"]), series,
