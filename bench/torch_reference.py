@@ -22,9 +22,12 @@ the bound sqrt(||A^2||_1) >= ||A||_2 and accurate to float32's unit roundoff; de
 ||A/2^s||_2 <= 1 in float64). At these sizes (32 or 4,096 matrices of 15-23 rows) the cost
 is the number of ops as much as their arithmetic: torch 1.13's bmm loops over the batch
 with three selects and one BLAS call per matrix, about 1 us per 16 x 16 product.
-OpenBLAS's thread count is chosen the same way, after the warm-up: the faster of
---threads and 1 over two alternating steps (torch's element-wise threads and OpenBLAS's
-own would otherwise share the cores; see openblas_threads_setter), or --blas-threads N.
+When timing training, torch's own thread count (torch.set_num_threads) is chosen after the
+warm-up as the faster of --threads and 1 over two alternating steps (the recurrent models'
+per-token ops are too small to gain from a second thread and wait for it on a loaded
+machine; see pick_torch_threads), or --torch-threads N; then OpenBLAS's the same way
+(torch's element-wise threads and OpenBLAS's own would otherwise share the cores; see
+openblas_threads_setter), or --blas-threads N.
 
 Training-mode timing mirrors `liegrad bench` (measure/bench.cpp): random
 initialisation (liegrad's init distributions), synthetic uniform tokens of the
@@ -283,6 +286,35 @@ def pick_blas_threads(step, threads, choice, rounds=2):
             times[c] += time.perf_counter() - t0
     best = min(candidates, key=lambda c: times[c])
     setter(best)
+    return best, {str(c): t for c, t in times.items()}
+
+
+def pick_torch_threads(step, threads, choice, rounds=2):
+    """Sets and returns torch's intra-op thread count (torch.set_num_threads): `choice` if it is
+    a number, else ("auto") the faster of `threads` and 1 over `rounds` alternating calls of
+    step() each, and the probe's times {threads: seconds}.
+
+    The recurrent models' per-token tensors hold 17K-64K floats (32 x 23 x 23 states, the
+    253 x 253 mixing's gradient added once per token), around torch's grain of 32,768
+    elements, so a training step opens hundreds of OpenMP parallel regions of a few
+    microseconds' work each. On a loaded machine each waits for the second thread to be
+    scheduled: on the 2-core Zen 5 at a load average of 8, osm-rnn-linear ran at 912-1,123
+    tokens/s with 2 threads and 5,200-13,000 with 1 (alternating runs of both the model
+    before and after the unbind and exponential changes; user time equal to wall time, the
+    second thread spinning). When the machine is quiet the probe keeps `threads`."""
+    if choice != "auto":
+        torch.set_num_threads(int(choice))
+        return int(choice), {}
+    candidates = sorted({threads, 1}, reverse=True)
+    times = {c: 0.0 for c in candidates}
+    for _ in range(rounds):
+        for c in candidates:
+            torch.set_num_threads(c)
+            t0 = time.perf_counter()
+            step()
+            times[c] += time.perf_counter() - t0
+    best = min(candidates, key=lambda c: times[c])
+    torch.set_num_threads(best)
     return best, {str(c): t for c, t in times.items()}
 
 
@@ -832,6 +864,7 @@ def timing(args):
 
     for _ in range(args.warmup):
         train_step()
+    torch_threads, torch_probe = pick_torch_threads(train_step, args.threads, args.torch_threads)
     blas_threads, blas_probe = pick_blas_threads(train_step, args.threads, args.blas_threads)
     secs, cpu = time_steps(train_step, args.steps)
     tps = spread([B * T / t for t in secs])
@@ -843,12 +876,13 @@ def timing(args):
            # The kernels Debian's OpenBLAS runs for torch's dense products (None: OpenBLAS chose
            # from the CPU model, which on a CPU newer than the library is a narrow fallback).
            "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
-           "blas_threads": blas_threads, "blas_threads_probe_s": blas_probe}
+           "blas_threads": blas_threads, "blas_threads_probe_s": blas_probe,
+           "torch_threads": torch_threads, "torch_threads_probe_s": torch_probe}
     print(json.dumps(out) if args.json else
           "%s (%s, %d parameters): median %.0f tokens/s (min %.0f, max %.0f) over %d steps of %dx%d, %d threads; "
-          "%.0f tokens per CPU second; peak RSS %.0f MiB; exp: %s; OpenBLAS threads: %s"
+          "%.0f tokens per CPU second; peak RSS %.0f MiB; exp: %s; torch threads: %s; OpenBLAS threads: %s"
           % (out["config"], cfg["type"], nparams, tps["median"], tps["min"], tps["max"], args.steps, B, T, args.threads,
-             out["tokens_per_cpu_s"], out["peak_rss_mib"], expm_name, blas_threads))
+             out["tokens_per_cpu_s"], out["peak_rss_mib"], expm_name, torch_threads, blas_threads))
 
 
 def expm_bench(args):
@@ -907,11 +941,15 @@ def main():
     ap.add_argument("--expm", choices=["auto", "taylor", "matrix_exp"], default="auto")
     ap.add_argument("--blas-threads", default="auto", help="OpenBLAS's threads when timing: auto (the faster of "
                     "--threads and 1, measured after the warm-up) or a number")
+    ap.add_argument("--torch-threads", default="auto", help="torch's intra-op threads when timing training: auto "
+                    "(the faster of --threads and 1, measured after the warm-up, before OpenBLAS's) or a number")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--probe-expm", nargs=2, type=int, metavar=("n", "N"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.blas_threads != "auto" and not (args.blas_threads.isdigit() and int(args.blas_threads) > 0):
         ap.error("--blas-threads must be auto or a positive integer, got '%s'" % args.blas_threads)
+    if args.torch_threads != "auto" and not (args.torch_threads.isdigit() and int(args.torch_threads) > 0):
+        ap.error("--torch-threads must be auto or a positive integer, got '%s'" % args.torch_threads)
     if args.probe_expm:
         print(json.dumps(probe_expm(args.probe_expm[0], args.probe_expm[1], args.threads)))
         return
