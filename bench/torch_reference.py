@@ -29,6 +29,16 @@ machine; see pick_torch_threads), or --torch-threads N; then OpenBLAS's the same
 (torch's element-wise threads and OpenBLAS's own would otherwise share the cores; see
 openblas_threads_setter), or --blas-threads N.
 
+Measured against the version before these choices (the two alternating, 3 pairs per
+model, `--config configs/M.json --steps 6 --warmup 2 --threads 2 --json`, on the 2-core
+virtual machine (cpuinfo: Intel Xeon, AVX-512; OpenBLAS kernels SkylakeX) at a load average
+near 8; medians of the runs' median tokens/s, old -> new):
+osm-rnn-linear 1,004 -> 11,435, osm-rnn-identity 1,398 -> 15,966, exprnn 1,225 -> 33,719,
+osmformer-linear 1,024 -> 4,284, osmformer-91k 715 -> 3,076. Much of that at 2 threads is
+torch's thread choice; with --threads 1 for both, osm-rnn-linear went 4,867 -> 10,733
+(the unbind) and osmformer-linear 3,619 -> 4,295 (the exponential; its bmm loops over
+4,096 matrices).
+
 Training-mode timing mirrors `liegrad bench` (measure/bench.cpp): random
 initialisation (liegrad's init distributions), synthetic uniform tokens of the
 config's vocabulary size (65 Tiny Shakespeare, 50 PTB char), recurrent state
@@ -298,10 +308,11 @@ def pick_torch_threads(step, threads, choice, rounds=2):
     253 x 253 mixing's gradient added once per token), around torch's grain of 32,768
     elements, so a training step opens hundreds of OpenMP parallel regions of a few
     microseconds' work each. On a loaded machine each waits for the second thread to be
-    scheduled: on the 2-core Zen 5 at a load average of 8, osm-rnn-linear ran at 912-1,123
-    tokens/s with 2 threads and 5,200-13,000 with 1 (alternating runs of both the model
-    before and after the unbind and exponential changes; user time equal to wall time, the
-    second thread spinning). When the machine is quiet the probe keeps `threads`."""
+    scheduled: on the 2-core virtual machine (see the head comment) at a load average near
+    8, osm-rnn-linear with 2 threads ran at 912-1,123 tokens/s both before and after the
+    unbind and exponential changes (user time equal to wall time: the second thread
+    spinning), and with 1 thread at 4,556-5,187 before them and 10,532-11,120 after. When
+    the machine is quiet the probe keeps `threads`."""
     if choice != "auto":
         torch.set_num_threads(int(choice))
         return int(choice), {}
