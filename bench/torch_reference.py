@@ -12,15 +12,32 @@ against liegrad and as a second, independent check of the model maths (docs/mode
 Both modes run the same code: the models compute the same function as liegrad for
 the same weights (names, shapes and layouts of docs/checkpoint.md; the group
 coordinate maps come from examples/load_checkpoint.py), in float32 unless asked.
-Written for speed the way a PyTorch user would: batched tensor ops everywhere;
-the only Python loops run over time in the recurrent models (and nn.LSTM's fused
-kernel for the LSTM); hat/vee are gathers; the exponential is the faster, measured
-at start-up on the model's own batch shape, of torch.linalg.matrix_exp and a batched
-degree-12 Taylor polynomial evaluated Paterson-Stockmeyer style (5 products) with
-scaling and squaring (||A/2^s||_inf <= 1, truncation error < 2e-10).
-OpenBLAS's thread count is chosen the same way, after the warm-up: the faster of
---threads and 1 over two alternating steps (torch's element-wise threads and OpenBLAS's
-own would otherwise share the cores; see openblas_threads_setter), or --blas-threads N.
+Written for speed the way a careful PyTorch user would (eager mode): batched tensor ops
+everywhere; the only Python loops run over time in the recurrent models (and nn.LSTM's
+fused kernel for the LSTM), over inputs split once with unbind; hat/vee are gathers; the
+exponential is the faster, measured at start-up on the model's own batch shape, of
+torch.linalg.matrix_exp and a batched Taylor polynomial in Paterson-Stockmeyer form
+(degree 6, 9 or 12 in 3, 4 or 5 products, whichever with its squarings is cheapest for
+the bound sqrt(||A^2||_1) >= ||A||_2 and accurate to float32's unit roundoff; degree 12 at
+||A/2^s||_2 <= 1 in float64). At these sizes (32 or 4,096 matrices of 15-23 rows) the cost
+is the number of ops as much as their arithmetic: torch 1.13's bmm loops over the batch
+with three selects and one BLAS call per matrix, about 1 us per 16 x 16 product.
+When timing training, torch's own thread count (torch.set_num_threads) is chosen after the
+warm-up as the faster of --threads and 1 over two alternating steps (the recurrent models'
+per-token ops are too small to gain from a second thread and wait for it on a loaded
+machine; see pick_torch_threads), or --torch-threads N; then OpenBLAS's the same way
+(torch's element-wise threads and OpenBLAS's own would otherwise share the cores; see
+openblas_threads_setter), or --blas-threads N.
+
+Measured against the version before these choices (the two alternating, 3 pairs per
+model, `--config configs/M.json --steps 6 --warmup 2 --threads 2 --json`, on the 2-core
+virtual machine (cpuinfo: Intel Xeon, AVX-512; OpenBLAS kernels SkylakeX) at a load average
+near 8; medians of the runs' median tokens/s, old -> new):
+osm-rnn-linear 1,004 -> 11,435, osm-rnn-identity 1,398 -> 15,966, exprnn 1,225 -> 33,719,
+osmformer-linear 1,024 -> 4,284, osmformer-91k 715 -> 3,076. Much of that at 2 threads is
+torch's thread choice; with --threads 1 for both, osm-rnn-linear went 4,867 -> 10,733
+(the unbind) and osmformer-linear 3,619 -> 4,295 (the exponential; its bmm loops over
+4,096 matrices).
 
 Training-mode timing mirrors `liegrad bench` (measure/bench.cpp): random
 initialisation (liegrad's init distributions), synthetic uniform tokens of the
@@ -152,32 +169,79 @@ class GroupMaps:
 
 # ----------------------------------------------------------------------------- exponential
 
-_INV_FACT = [1.0 / math.factorial(k) for k in range(13)]
+_INV_FACT = [1.0 / math.factorial(k) for k in range(20)]
+
+
+def _taylor_theta(m, u):
+    """The largest t with sum_{k>m} t^k / k! <= u: below it the degree-m Taylor polynomial's
+    truncation error is at most u in any submultiplicative norm (bisection)."""
+    lo, hi = 0.0, 8.0
+    for _ in range(60):
+        t = 0.5 * (lo + hi)
+        lo, hi = (t, hi) if sum(t ** k * _INV_FACT[k] for k in range(m + 1, 20)) <= u else (lo, t)
+    return lo
+
+
+# Paterson-Stockmeyer plans (degree m, block size q): the powers X..X^q (q - 1 products, the
+# first being A^2), then m/q - 1 Horner products in X^q, so 3, 4 and 5 products. float32 uses
+# the cheapest plan accurate to its unit roundoff 2^-24 (with the squarings it needs);
+# float64 keeps degree 12 at ||X||_2 <= 1 (truncation error < 2e-10).
+_PS_PLANS = {torch.float32: [(6, 3, _taylor_theta(6, 2.0 ** -24)), (9, 3, _taylor_theta(9, 2.0 ** -24)),
+                             (12, 4, _taylor_theta(12, 2.0 ** -24))],
+             torch.float64: [(12, 4, 1.0)]}
+_ps_tables = {}
+
+
+def _ps_plan(bound, dtype):
+    """(m, q, s): the plan with the fewest products (Horner's and s squarings) for ||A||_2 <= bound."""
+    best = None
+    for m, q, theta in _PS_PLANS.get(dtype, _PS_PLANS[torch.float64]):
+        s = max(0, int(math.ceil(math.log2(bound / theta)))) if bound > theta else 0
+        cost = (q - 1) + (m // q - 1) + s
+        if best is None or cost <= best[0]:
+            best = (cost, m, q, s)
+    return best[1:]
+
+
+def _ps_table(m, q, dtype):
+    """The coefficients of X..X^q (rows: the blocks B_{m/q-1} .. B_0, Horner order) and of I."""
+    key = (m, q, dtype)
+    if key not in _ps_tables:
+        r = m // q
+        coef = [[_INV_FACT[j * q + i] if i < q or j == r - 1 else 0.0 for i in range(1, q + 1)] for j in reversed(range(r))]
+        diag = [_INV_FACT[j * q] for j in reversed(range(r))]
+        _ps_tables[key] = (torch.tensor(coef, dtype=dtype), torch.tensor(diag, dtype=dtype).view(r, 1, 1))
+    return _ps_tables[key]
 
 
 def expm_taylor(A):
-    """exp of a batch (N,n,n): degree-12 Taylor, Paterson-Stockmeyer (X^2, X^3, X^4 and two
-    Horner products), scaling so ||A / 2^s||_inf <= 1, then s squarings. The linear
-    combinations accumulate in place (one fused scale-add pass per term, no temporaries)."""
-    norm = float(A.detach().abs().sum(-1).amax()) if A.numel() else 0.0
-    s = max(0, int(math.ceil(math.log2(norm)))) if norm > 1.0 else 0
-    X = A * (0.5 ** s) if s else A
-    c = _INV_FACT
-    X2 = X @ X
-    X3 = X2 @ X
-    X4 = X2 @ X2
+    """exp of a batch of skew matrices (N,n,n) (every exponent here is hat(u) of a compact
+    group's algebra): a Taylor polynomial in Paterson-Stockmeyer form with scaling and
+    squaring, exp(A) = T(A / 2^s)^(2^s), the plan chosen from a bound on ||A||_2.
 
-    def comb(k, top=None):  # c_k I + c_{k+1} X + c_{k+2} X^2 + c_{k+3} X^3 (+ c_{k+4} X^4)
-        B = X.mul(c[k + 1]).add_(X2, alpha=c[k + 2]).add_(X3, alpha=c[k + 3])
-        if top is not None:
-            B.add_(top, alpha=c[k + 4])
-        B.diagonal(dim1=-2, dim2=-1).add_(c[k])
-        return B
-
-    P = (X4 @ comb(8, X4)).add_(comb(4))
-    P = (X4 @ P).add_(comb(0))
+    Written for few, large tensor ops, since at these sizes each op's overhead costs as
+    much as its arithmetic: the bound is ||A||_2 <= sqrt(||A^2||_1) (A^2 is symmetric for skew
+    A, so its 1-norm bounds its spectral radius), A^2 is the polynomial's first product
+    (scaled, X^2 = A^2 / 4^s); the blocks B_j = c_{jq} I + ... + c_{jq+q-1} X^{q-1} (the top one
+    with c_m X^q) are one (m/q, q) x (q, N n^2) product over the stacked powers and one
+    diagonal add, and the Horner steps P <- B_j + X^q P are baddbmm's."""
+    N, n = A.shape[0], A.shape[-1]
+    A2 = torch.bmm(A, A)
+    bound = math.sqrt(float(A2.detach().abs().sum(-2).amax())) if A.numel() else 0.0
+    m, q, s = _ps_plan(bound, A.dtype)
+    X, X2 = (A * (0.5 ** s), A2 * (0.25 ** s)) if s else (A, A2)
+    powers = [X, X2]
+    while len(powers) < q:  # X^k = X^2 X^(k-2)
+        powers.append(torch.bmm(X2, powers[-2]))
+    coef, diag = _ps_table(m, q, A.dtype)
+    blocks = torch.mm(coef, torch.stack(powers).view(q, -1)).view(-1, N, n, n)
+    blocks.diagonal(dim1=-2, dim2=-1).add_(diag)
+    blocks = blocks.unbind(0)  # one node whose backward is one stack (selects: a zero-filled add each)
+    P, Xq = blocks[0], powers[-1]
+    for B in blocks[1:]:
+        P = torch.baddbmm(B, Xq, P)
     for _ in range(s):
-        P = P @ P
+        P = torch.bmm(P, P)
     return P
 
 
@@ -232,6 +296,36 @@ def pick_blas_threads(step, threads, choice, rounds=2):
             times[c] += time.perf_counter() - t0
     best = min(candidates, key=lambda c: times[c])
     setter(best)
+    return best, {str(c): t for c, t in times.items()}
+
+
+def pick_torch_threads(step, threads, choice, rounds=2):
+    """Sets and returns torch's intra-op thread count (torch.set_num_threads): `choice` if it is
+    a number, else ("auto") the faster of `threads` and 1 over `rounds` alternating calls of
+    step() each, and the probe's times {threads: seconds}.
+
+    The recurrent models' per-token tensors hold 17K-64K floats (32 x 23 x 23 states, the
+    253 x 253 mixing's gradient added once per token), around torch's grain of 32,768
+    elements, so a training step opens hundreds of OpenMP parallel regions of a few
+    microseconds' work each. On a loaded machine each waits for the second thread to be
+    scheduled: on the 2-core virtual machine (see the head comment) at a load average near
+    8, osm-rnn-linear with 2 threads ran at 912-1,123 tokens/s both before and after the
+    unbind and exponential changes (user time equal to wall time: the second thread
+    spinning), and with 1 thread at 4,556-5,187 before them and 10,532-11,120 after. When
+    the machine is quiet the probe keeps `threads`."""
+    if choice != "auto":
+        torch.set_num_threads(int(choice))
+        return int(choice), {}
+    candidates = sorted({threads, 1}, reverse=True)
+    times = {c: 0.0 for c in candidates}
+    for _ in range(rounds):
+        for c in candidates:
+            torch.set_num_threads(c)
+            t0 = time.perf_counter()
+            step()
+            times[c] += time.perf_counter() - t0
+    best = min(candidates, key=lambda c: times[c])
+    torch.set_num_threads(best)
     return best, {str(c): t for c, t in times.items()}
 
 
@@ -416,14 +510,19 @@ class OsmFormer(OsmBase):
         H = M
         for lb, att, gnd in self.layers:
             X = H.reshape(B, T, n * n)
-            gram = (X @ X.transpose(1, 2)) * maps.s  # (B,T,T) Re tr(H_i* H_j)
-            sc = torch.exp(lb).view(1, -1, 1, 1) * gram.unsqueeze(1) + bias  # (B,h,T,T)
+            gram = X @ X.transpose(1, 2)  # (B,T,T) tr(H_i^T H_j) = Re tr(H_i* H_j) / s
+            sc = (torch.exp(lb) * maps.s).view(1, -1, 1, 1) * gram.unsqueeze(1) + bias  # (B,h,T,T)
             abar = torch.softmax(sc, dim=-1).mean(1)
             A = (abar @ X).view(B * T, n, n)
-            u_att = att(maps.vee(H.transpose(1, 2) @ A))
             if self.grounding == "combined":
-                H = self.update(H, u_att + gnd(maps.vee(H.transpose(1, 2) @ M)))
+                if gnd is att or self.mixing == "identity":
+                    # one linear map for both tangents: Gamma vee(H* A) + Gamma vee(H* M) =
+                    # Gamma vee(H* (A + M)), one product, one vee and one mixing instead of two
+                    H = self.update(H, att(maps.vee(H.transpose(1, 2) @ (A + M))))
+                else:
+                    H = self.update(H, att(maps.vee(H.transpose(1, 2) @ A)) + gnd(maps.vee(H.transpose(1, 2) @ M)))
                 continue
+            u_att = att(maps.vee(H.transpose(1, 2) @ A))
             H = self.update(H, u_att)
             if self.grounding == "relative":
                 H = self.update(H, gnd(maps.vee(H.transpose(1, 2) @ M)))
@@ -448,7 +547,10 @@ class OsmRnn(OsmBase):
         n, maps = self.maps.n, self.maps
         H = maps.identity(self.dtype).expand(B, n, n) if state is None else state
         E = self.elements("embed")
-        Ms = E.index_select(0, x.t().reshape(-1)).view(T, B, n, n)  # time-major token elements
+        # Time-major token elements, split once: indexing Ms[t] in the loop would record T
+        # select nodes, each of whose backward writes a zero-filled (T,B,n,n) gradient and
+        # adds it up, O(T^2) work (74% of a step's time); unbind's backward is one stack.
+        Ms = E.index_select(0, x.t().reshape(-1)).view(T, B, n, n).unbind(0)
         I15 = 1.5 * torch.eye(n, dtype=self.dtype)
         states = []
         for t in range(T):
@@ -599,7 +701,7 @@ class ExpRnn(Base):
         B, T = x.shape
         Qt = self.expm(self.maps.hat(self.a))[0].t()
         hs = torch.zeros(B, self.h, dtype=self.dtype) if state is None else state
-        e = self.inp[x.t()]  # (T,B,h)
+        e = self.inp[x.t()].unbind(0)  # T of (B,h), split once (see OsmRnn.forward)
         outs = []
         for t in range(T):
             z = torch.addmm(e[t], hs, Qt)
@@ -773,6 +875,7 @@ def timing(args):
 
     for _ in range(args.warmup):
         train_step()
+    torch_threads, torch_probe = pick_torch_threads(train_step, args.threads, args.torch_threads)
     blas_threads, blas_probe = pick_blas_threads(train_step, args.threads, args.blas_threads)
     secs, cpu = time_steps(train_step, args.steps)
     tps = spread([B * T / t for t in secs])
@@ -784,12 +887,13 @@ def timing(args):
            # The kernels Debian's OpenBLAS runs for torch's dense products (None: OpenBLAS chose
            # from the CPU model, which on a CPU newer than the library is a narrow fallback).
            "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
-           "blas_threads": blas_threads, "blas_threads_probe_s": blas_probe}
+           "blas_threads": blas_threads, "blas_threads_probe_s": blas_probe,
+           "torch_threads": torch_threads, "torch_threads_probe_s": torch_probe}
     print(json.dumps(out) if args.json else
           "%s (%s, %d parameters): median %.0f tokens/s (min %.0f, max %.0f) over %d steps of %dx%d, %d threads; "
-          "%.0f tokens per CPU second; peak RSS %.0f MiB; exp: %s; OpenBLAS threads: %s"
+          "%.0f tokens per CPU second; peak RSS %.0f MiB; exp: %s; torch threads: %s; OpenBLAS threads: %s"
           % (out["config"], cfg["type"], nparams, tps["median"], tps["min"], tps["max"], args.steps, B, T, args.threads,
-             out["tokens_per_cpu_s"], out["peak_rss_mib"], expm_name, blas_threads))
+             out["tokens_per_cpu_s"], out["peak_rss_mib"], expm_name, torch_threads, blas_threads))
 
 
 def expm_bench(args):
@@ -848,11 +952,15 @@ def main():
     ap.add_argument("--expm", choices=["auto", "taylor", "matrix_exp"], default="auto")
     ap.add_argument("--blas-threads", default="auto", help="OpenBLAS's threads when timing: auto (the faster of "
                     "--threads and 1, measured after the warm-up) or a number")
+    ap.add_argument("--torch-threads", default="auto", help="torch's intra-op threads when timing training: auto "
+                    "(the faster of --threads and 1, measured after the warm-up, before OpenBLAS's) or a number")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--probe-expm", nargs=2, type=int, metavar=("n", "N"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.blas_threads != "auto" and not (args.blas_threads.isdigit() and int(args.blas_threads) > 0):
         ap.error("--blas-threads must be auto or a positive integer, got '%s'" % args.blas_threads)
+    if args.torch_threads != "auto" and not (args.torch_threads.isdigit() and int(args.torch_threads) > 0):
+        ap.error("--torch-threads must be auto or a positive integer, got '%s'" % args.torch_threads)
     if args.probe_expm:
         print(json.dumps(probe_expm(args.probe_expm[0], args.probe_expm[1], args.threads)))
         return
