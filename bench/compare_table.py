@@ -255,11 +255,15 @@ def footer(run):
     if C:
         out += ["", "CPU speeds (liegrad bench --op cores, each round: the slowest CPU's rate of 16 x 16 products over "
                 "the fastest's, one CPU at a time; 1 is equal CPUs): %s." % fmt_range(C, "slowest_over_fastest", 2)]
-    chosen = blas_threads(run)
+    chosen = chosen_threads(run, "blas_threads")
     if chosen:
         out += ["", "PyTorch's OpenBLAS threads (torch_reference.py probes --threads and 1 after the warm-up and keeps "
                 "the faster; its element-wise ops run on torch's own threads): %s." % "; ".join(
                     "%s %s" % (c, " or ".join(str(n) for n in v)) for c, v in chosen.items())]
+    chosen = chosen_threads(run, "torch_threads")
+    if chosen:
+        out += ["", "PyTorch's own threads for its element-wise ops (probed the same way, after the OpenBLAS "
+                "probe): %s." % "; ".join("%s %s" % (c, " or ".join(str(n) for n in v)) for c, v in chosen.items())]
     if int(d["rounds"]) < 5:
         out += ["", "Fewer than five rounds: on a shared machine the medians and ranges of so few say little."]
     if cores and [c.upper() for c in torch_cores] != [c.upper() for c in cores]:
@@ -270,11 +274,12 @@ def footer(run):
     return out
 
 
-def blas_threads(run):
-    """{row stem: the OpenBLAS thread counts PyTorch's runs chose} (torch_reference.py's probe)."""
+def chosen_threads(run, key):
+    """{row stem: the thread counts PyTorch's runs chose} for `key` ("blas_threads" or
+    "torch_threads", torch_reference.py's probes); rows whose JSON has no such key are left out."""
     chosen = {}
     for c in run.configs + ["trained-" + t for t in run.trained] + ["expm"]:
-        counts = sorted({r["blas_threads"] for r in run.load(c, "torch") if r.get("blas_threads") is not None})
+        counts = sorted({r[key] for r in run.load(c, "torch") if r.get(key) is not None})
         if counts:
             chosen[c] = counts
     return chosen

@@ -31,7 +31,7 @@ def roofline(of_bound):
             "step": {"bound_ns_per_token": 10.0, "measured_ns_per_token": 10.0 / of_bound, "of_bound": of_bound}}
 
 
-def write_runs(out, rounds, with_roofline=True, torch_coretype=None, blas_threads=None):
+def write_runs(out, rounds, with_roofline=True, torch_coretype=None, blas_threads=None, torch_threads=None):
     def put(name, side, r, obj):
         with open(os.path.join(out, "%s.%s.%d.json" % (name, side, r)), "w") as f:
             json.dump(obj, f)
@@ -46,7 +46,8 @@ def write_runs(out, rounds, with_roofline=True, torch_coretype=None, blas_thread
         put("osmformer-linear", "torch", r, {"model": "osmformer", "tokens_per_s": TORCH[i],
                                              "tokens_per_cpu_s": TORCH[i] / 2, "peak_rss_mib": 500,
                                              "openblas_coretype": torch_coretype,
-                                             "blas_threads": blas_threads[i] if blas_threads else None})
+                                             "blas_threads": blas_threads[i] if blas_threads else None,
+                                             "torch_threads": torch_threads[i] if torch_threads else None})
         put("trained-osmformer-linear", "liegrad", r, dict(lie, tokens_per_s={"median": TRAINED[i]}))
         put("trained-osmformer-linear", "torch", r, {"model": "osmformer", "tokens_per_s": TORCH[i],
                                                      "openblas_coretype": torch_coretype,
@@ -149,9 +150,14 @@ class CompareTable(unittest.TestCase):
             text = table(out, 5)
             self.assertIn("keeps the faster; its element-wise ops run on torch's own threads): "
                           "osmformer-linear 1 or 2; trained-osmformer-linear 1.", text)
+            self.assertNotIn("PyTorch's own threads", text)  # JSON from before the torch-thread probe
         with tempfile.TemporaryDirectory() as out:
             write_runs(out, 5)
             self.assertNotIn("PyTorch's OpenBLAS threads", table(out, 5))
+        with tempfile.TemporaryDirectory() as out:
+            write_runs(out, 5, blas_threads=[1] * 5, torch_threads=[2, 1, 1, 1, 1])
+            self.assertIn("PyTorch's own threads for its element-wise ops (probed the same way, after the OpenBLAS "
+                          "probe): osmformer-linear 1 or 2.", table(out, 5))
 
 
 if __name__ == "__main__":
