@@ -16,9 +16,10 @@ and values, the OSMFormer each layer's input states (its keys and values at once
 one more symbol would overfill the window, it restarts as the last seq_len // 2 symbols
 (liegrad's default keep), refilled through the same steps. Everything runs under
 torch.inference_mode(); the exponential's route is the faster at batch 1 (pick_expm) and
-OpenBLAS's thread count the faster of --threads and 1 (pick_blas_threads), both probed as
-torch_reference.py's timing mode does. Reported per length: symbols/s (median, min, max
-over --repeats runs after one warm-up run) and microseconds per symbol.
+torch's own and OpenBLAS's thread counts each the faster of --threads and 1
+(pick_torch_threads, pick_blas_threads), all probed as torch_reference.py's timing mode
+does. Reported per length: symbols/s (median, min, max over --repeats runs after one
+warm-up run) and microseconds per symbol.
 """
 import argparse
 import json
@@ -232,10 +233,14 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--expm", choices=["auto", "taylor", "matrix_exp"], default="auto")
     ap.add_argument("--blas-threads", default="auto")
+    ap.add_argument("--torch-threads", default="auto")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if bool(args.config) == bool(args.weights):
         ap.error("give one of --config FILE or --weights CHECKPOINT")
+    for flag, v in (("--blas-threads", args.blas_threads), ("--torch-threads", args.torch_threads)):
+        if v != "auto" and not (v.isdigit() and int(v) > 0):
+            ap.error("%s must be auto or a positive integer, got '%s'" % (flag, v))
     try:
         lengths = [int(x) for x in args.lengths.split(",")]
     except ValueError:
@@ -262,6 +267,8 @@ def main():
     model = ref.build(cfg, V, init, torch.float32, ref.EXPM.get(expm_name, ref.expm_taylor))
     rows = []
     with torch.inference_mode():
+        torch_threads, torch_probe = ref.pick_torch_threads(lambda: generate(model, V, window, 100, 0), args.threads,
+                                                            args.torch_threads)
         blas_threads, blas_probe = ref.pick_blas_threads(lambda: generate(model, V, window, 100, 0), args.threads,
                                                          args.blas_threads)
         seed = 1
@@ -277,13 +284,14 @@ def main():
             rows.append({"length": n, "symbols_per_s": s, "us_per_symbol": 1e6 / s["median"]})
     out = {"mode": "sample", "model": cfg["type"], "vocab": V, "context": window, "batch": 1, "threads": args.threads,
            "repeats": args.repeats, "rows": rows, "expm": expm_name, "expm_probe_s": expm_times,
-           "blas_threads": blas_threads, "blas_threads_probe_s": blas_probe, "torch": torch.__version__,
+           "blas_threads": blas_threads, "blas_threads_probe_s": blas_probe, "torch_threads": torch_threads,
+           "torch_threads_probe_s": torch_probe, "torch": torch.__version__,
            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
     if args.json:
         print(json.dumps(out))
         return
-    print("sampling %s (torch %s, V = %d, window %d), batch 1, %d threads, OpenBLAS threads %s, exp %s"
-          % (cfg["type"], torch.__version__, V, window, args.threads, blas_threads, expm_name))
+    print("sampling %s (torch %s, V = %d, window %d), batch 1, %d threads, torch threads %s, OpenBLAS threads %s, exp %s"
+          % (cfg["type"], torch.__version__, V, window, args.threads, torch_threads, blas_threads, expm_name))
     for r in rows:
         s = r["symbols_per_s"]
         print("  n = %6d: median %.0f symbols/s (min %.0f, max %.0f), %.1f us per symbol"
