@@ -390,9 +390,36 @@ ag::Var<T> osm_scan(const Group& g, const ag::Var<T>& H0, const ag::Var<T>& tabl
   return result;
 }
 
+template <class T>
+void osm_step_one(const Group& g, const T* H, const T* M, const T* gammaT, ScanDrive drive, T* Hn) {
+  const int64_t n = g.n(), nn = n * n, m = g.dim();
+  std::vector<T> R(static_cast<size_t>(nn)), A(static_cast<size_t>(nn)), E(static_cast<size_t>(nn)),
+      r(static_cast<size_t>(m)), rt(static_cast<size_t>(m)), u(static_cast<size_t>(m)),
+      scratch(static_cast<size_t>(expm_forward_scratch(n)));
+  if (needs_relative(drive)) {
+    small_gemm_ld<T>(true, false, n, n, n, T(1), H, n, M, n, T(0), R.data(), n);
+    g.vee_kernel(R.data(), n, r.data());
+  }
+  if (needs_token(drive)) {
+    g.vee_kernel(M, n, rt.data());
+    for (int64_t k = 0; k < m; ++k)
+      r[static_cast<size_t>(k)] = drive == ScanDrive::Both ? r[static_cast<size_t>(k)] + rt[static_cast<size_t>(k)]
+                                                           : rt[static_cast<size_t>(k)];
+  }
+  const T* coords = r.data();
+  if (gammaT) {  // u = r Gamma^T, the scan's product for one row
+    small_gemm_ld<T>(false, false, 1, m, m, T(1), r.data(), m, gammaT, m, T(0), u.data(), m);
+    coords = u.data();
+  }
+  g.hat_kernel(coords, A.data(), n);
+  expm_one_forward_planned(n, A.data(), E.data(), scratch.data(), ExponentKind::Skew);
+  small_gemm_ld<T>(false, false, n, n, n, T(1), H, n, E.data(), n, T(0), Hn, n);
+}
+
 #define LIEGRAD_INSTANTIATE(T)                                                                                   \
   template ag::Var<T> osm_scan(const Group&, const ag::Var<T>&, const ag::Var<T>&, const std::vector<int32_t>&, \
-                               int64_t, int64_t, const ag::Var<T>&, ScanDrive, int64_t);
+                               int64_t, int64_t, const ag::Var<T>&, ScanDrive, int64_t);            \
+  template void osm_step_one(const Group&, const T*, const T*, const T*, ScanDrive, T*);
 LIEGRAD_INSTANTIATE(float)
 LIEGRAD_INSTANTIATE(double)
 #undef LIEGRAD_INSTANTIATE

@@ -46,6 +46,17 @@ template <class T>
 ag::Var<T> osm_scan(const Group& g, const ag::Var<T>& H0, const ag::Var<T>& table, const std::vector<int32_t>& ids,
                     int64_t B, int64_t T_, const ag::Var<T>& Gamma, ScanDrive drive, int64_t renormalize_every);
 
+// One step of one lane off the tape, for generation (the models' decode steps): with
+// M (n,n) the token's element and H (n,n) the state, Hn (n,n) = H exp(hat(Gamma r)) by
+// the same kernels in the same order as osm_scan's forward, so a cached step equals the
+// scan's row for that step bit for bit (sampled text must not drift from a forward over
+// the whole text). gammaT (m,m) is Gamma transposed (gamma_transposed in
+// kernels/mixing.hpp), formed once per stream by the caller, or null for no mixing; no
+// tape, no saved state, no per-call transpose of Gamma, as a one-lane osm_scan would do.
+// No renormalisation (the caller renormalises where the scan would). Hn must not alias H.
+template <class T>
+void osm_step_one(const Group& g, const T* H, const T* M, const T* gammaT, ScanDrive drive, T* Hn);
+
 // check_vjp of osm_scan in double: several groups, drives, with and without Gamma.
 std::vector<ag::OpCheck> scan_op_checks();
 

@@ -44,14 +44,19 @@ void check_shapes(const groups::Group& g, const Shape& h, const Shape& p, const 
 // its block of out again. SO(23)'s readout (4096 x 65 x 529) went from 196-212 to
 // 247-278 GFLOP/s on two threads (docs/performance-log.md, 2026-12-06, "the readout's transpose").
 template <class T>
-void forward(int64_t N, int64_t C, int64_t nn, T alpha, const T* H, const T* P, const T* bias, T* out) {
-  std::vector<T> Pt(static_cast<size_t>(nn * C));  // (nn, C)
-  transpose_ld(C, nn, P, nn, Pt.data(), C);
-  gemm<T>(false, false, N, C, nn, alpha, H, nn, Pt.data(), C, T(0), out, C);
+void forward_pretransposed(int64_t N, int64_t C, int64_t nn, T alpha, const T* H, const T* Pt, const T* bias, T* out) {
+  gemm<T>(false, false, N, C, nn, alpha, H, nn, Pt, C, T(0), out, C);
   parallel_for(N, grain_for(C), [&](int64_t i) {
     T* row = out + i * C;
     for (int64_t c = 0; c < C; ++c) row[c] += bias[c];
   });
+}
+
+template <class T>
+void forward(int64_t N, int64_t C, int64_t nn, T alpha, const T* H, const T* P, const T* bias, T* out) {
+  std::vector<T> Pt(static_cast<size_t>(nn * C));  // (nn, C)
+  transpose_ld(C, nn, P, nn, Pt.data(), C);
+  forward_pretransposed(N, C, nn, alpha, H, Pt.data(), bias, out);
 }
 
 // dbias += column sums of G (N,C); *dlog_tau += sum G (out - bias).
@@ -86,6 +91,32 @@ void reduce(int64_t N, int64_t C, const T* G, const T* out, const T* bias, T* db
 }
 
 }  // namespace
+
+template <class T>
+Array<T> prototypes_transposed(const Array<T>& P) {
+  if (P.ndim() != 3 || P.shape()[1] != P.shape()[2])
+    throw ShapeError("prototypes_transposed: P must be (C,n,n), got " + P.shape().str());
+  const int64_t C = P.shape()[0], nn = P.shape()[1] * P.shape()[2];
+  Array<T> Pt = Array<T>::uninitialized(Shape{nn, C});
+  transpose_ld(C, nn, P.data(), nn, Pt.data(), C);
+  return Pt;
+}
+
+template <class T>
+Array<T> prototype_logits_pretransposed(const groups::Group& g, const Array<T>& H, const Array<T>& Pt,
+                                        const Array<T>& log_tau, const Array<T>& bias) {
+  const int64_t nn = g.n() * g.n();
+  if (Pt.ndim() != 2 || Pt.shape()[0] != nn)
+    throw ShapeError("prototype_logits_pretransposed: Pt must be (" + std::to_string(nn) + ",C), got " + Pt.shape().str());
+  const int64_t C = Pt.shape()[1];
+  check_shapes(g, H.shape(), Shape{C, g.n(), g.n()}, log_tau.shape(), bias.shape());
+  const int64_t N = H.shape()[0];
+  prof::Scope timed(prof::Family::Readout);
+  const double tau = std::exp(static_cast<double>(log_tau.data()[0]));
+  Array<T> out = Array<T>::uninitialized(Shape{N, C});
+  forward_pretransposed<T>(N, C, nn, static_cast<T>(g.real_scale() * tau), H.data(), Pt.data(), bias.data(), out.data());
+  return out;
+}
 
 template <class T>
 ag::Var<T> prototype_logits(const groups::Group& g, const ag::Var<T>& H, const ag::Var<T>& P,
@@ -135,5 +166,11 @@ template ag::Var<float> prototype_logits(const groups::Group&, const ag::Var<flo
                                          const ag::Var<float>&, const ag::Var<float>&);
 template ag::Var<double> prototype_logits(const groups::Group&, const ag::Var<double>&, const ag::Var<double>&,
                                           const ag::Var<double>&, const ag::Var<double>&);
+template Array<float> prototypes_transposed(const Array<float>&);
+template Array<double> prototypes_transposed(const Array<double>&);
+template Array<float> prototype_logits_pretransposed(const groups::Group&, const Array<float>&, const Array<float>&,
+                                                     const Array<float>&, const Array<float>&);
+template Array<double> prototype_logits_pretransposed(const groups::Group&, const Array<double>&, const Array<double>&,
+                                                      const Array<double>&, const Array<double>&);
 
 }  // namespace liegrad::kernels

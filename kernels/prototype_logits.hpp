@@ -28,4 +28,16 @@ template <class T>
 ag::Var<T> prototype_logits(const groups::Group& g, const ag::Var<T>& H, const ag::Var<T>& P,
                             const ag::Var<T>& log_tau, const ag::Var<T>& bias);
 
+// For generation, off the tape: the forward's product reads the prototypes transposed,
+// which it forms anew on every call; a decoding cache forms them once per stream
+// (prototypes_transposed) and reads N rows of logits with the forward's own arithmetic,
+// so they equal prototype_logits' rows bit for bit.
+// P (C,n,n) -> vec(P)^T (n*n, C).
+template <class T>
+Array<T> prototypes_transposed(const Array<T>& P);
+// H (N,n,n), Pt (n*n, C) from prototypes_transposed, log_tau (), bias (C) -> logits (N,C).
+template <class T>
+Array<T> prototype_logits_pretransposed(const groups::Group& g, const Array<T>& H, const Array<T>& Pt,
+                                        const Array<T>& log_tau, const Array<T>& bias);
+
 }  // namespace liegrad::kernels

@@ -106,6 +106,12 @@ ag::Var<T> PrototypeReadout<T>::logits(const ag::Var<T>& H, const ag::Var<T>& P)
 }
 
 template <class T>
+Array<T> PrototypeReadout<T>::logits_pretransposed(const Array<T>& H, const Array<T>& Pt) const {
+  prof::Tag timed(prof::Family::Readout);
+  return kernels::prototype_logits_pretransposed(*group_, H, Pt, log_tau_.value(), bias_.value());
+}
+
+template <class T>
 ag::Var<T> UpdateDropout<T>::apply(const ag::Var<T>& P) {
   if (!active()) return P;
   const int64_t rows = P.shape()[0], row_size = P.size() / std::max<int64_t>(rows, 1);

@@ -90,6 +90,9 @@ class PrototypeReadout {
   ag::Var<T> logits(const ag::Var<T>& H, const ag::Var<T>& P) const;
   // The prototypes P_c (C,n,n); undefined when the model passes its own.
   ag::Var<T> prototypes() const { return own_ ? proto_.elements() : ag::Var<T>(); }
+  // For generation, off the tape: H (N,n,n) and Pt (n*n,C), prototypes transposed once per
+  // stream (kernels::prototypes_transposed) -> logits (N,C), the rows logits(H, P) gives.
+  Array<T> logits_pretransposed(const Array<T>& H, const Array<T>& Pt) const;
 
  private:
   std::shared_ptr<const groups::Group> group_;

@@ -8,7 +8,9 @@
 #include "groups/expm.hpp"
 #include "groups/group_ops.hpp"
 #include "groups/renormalize.hpp"
+#include "kernels/mixing.hpp"
 #include "kernels/osm_scan.hpp"
+#include "kernels/prototype_logits.hpp"
 #include "models/continuous.hpp"
 #include "models/param_search.hpp"
 
@@ -140,11 +142,14 @@ Array<T> OsmRnn<T>::decode_step(int32_t symbol, DecodingCache<T>& cache) {
     const Var<T> table = scan_table();
     const bool token = state_independent();
     cache.constants.push_back(Var<T>::constant(token ? transition_table(table).value() : table.value()));
+    // The prototypes transposed once per stream: the readout's product reads them so
+    // (kernels/prototype_logits.hpp), and forming them per symbol cost more than the step.
     cache.constants.push_back(rotation_readout_ ? Var<T>()
-                              : tied_readout_   ? cache.constants[0]
-                                                : Var<T>::constant(readout_.prototypes().value()));
+                              : Var<T>::constant(kernels::prototypes_transposed(
+                                    tied_readout_ ? cache.constants[0].value() : readout_.prototypes().value())));
+    // Gamma transposed once per stream: every step's mixing reads it (kernels/osm_scan.hpp, osm_step_one).
     const Var<T> gamma = mix_.dense();
-    cache.constants.push_back(gamma.defined() ? Var<T>::constant(gamma.value()) : Var<T>());
+    cache.constants.push_back(gamma.defined() ? Var<T>::constant(kernels::gamma_transposed(gamma)) : Var<T>());
     cache.layers.assign(1, std::vector<T>(static_cast<size_t>(nn), T(0)));
     for (int64_t i = 0; i < n; ++i) cache.layers[0][static_cast<size_t>(i * n + i)] = T(1);  // H_0 = I
   }
@@ -153,12 +158,11 @@ Array<T> OsmRnn<T>::decode_step(int32_t symbol, DecodingCache<T>& cache) {
   if (state_independent()) {  // H <- H N_x
     small_gemm_ld<T>(false, false, n, n, n, T(1), state.data(), n, cache.constants[0].value().data() + symbol * nn, n,
                      T(0), H.data(), n);
-  } else {  // the scan's own step on the cached table, one lane, one step
+  } else {  // the scan's own step on the cached table, one lane, one step, off the tape
     const kernels::ScanDrive drive = drive_ == Drive::Relative ? kernels::ScanDrive::Relative : kernels::ScanDrive::Both;
-    Array<T> H0(Shape{1, n, n});
-    std::copy(state.begin(), state.end(), H0.data());
-    H = kernels::osm_scan(g, Var<T>::constant(std::move(H0)), cache.constants[0], {symbol}, 1, 1,
-                          cache.constants[2], drive, 0).value();
+    const Var<T>& gammaT = cache.constants[2];
+    kernels::osm_step_one(g, state.data(), cache.constants[0].value().data() + symbol * nn,
+                          gammaT.defined() ? gammaT.value().data() : nullptr, drive, H.data());
   }
   cache.positions += 1;
   if (renormalize_every_ > 0 && cache.positions % renormalize_every_ == 0) {  // as the scan does at step t + 1
@@ -166,9 +170,9 @@ Array<T> OsmRnn<T>::decode_step(int32_t symbol, DecodingCache<T>& cache) {
     groups::renormalize_one(g, H.data(), tmp.data());
   }
   std::copy(H.data(), H.data() + nn, state.begin());
-  const Var<T> states = Var<T>::constant(std::move(H));
-  if (rotation_readout_) return rotation_of_states(states, 1, 1).value().reshaped(Shape{kRotationOutputs});
-  return readout_.logits(states, cache.constants[1]).value().reshaped(Shape{this->C_});
+  if (rotation_readout_)
+    return rotation_of_states(Var<T>::constant(std::move(H)), 1, 1).value().reshaped(Shape{kRotationOutputs});
+  return readout_.logits_pretransposed(H, cache.constants[1].value()).reshaped(Shape{this->C_});
 }
 
 template <class T>

@@ -13,6 +13,9 @@
 #include "groups/group.hpp"
 #include "kernels/causal_mha.hpp"
 #include "kernels/kernel_checks.hpp"
+#include "kernels/mixing.hpp"
+#include "kernels/osm_scan.hpp"
+#include "kernels/prototype_logits.hpp"
 #include "kernels/reference.hpp"
 #include "kernels/relative_update.hpp"
 #include "tests/test_helpers.hpp"
@@ -150,4 +153,41 @@ TEST_CASE("attention dropout on two threads: the reference's values in double, o
   CHECK(max_abs_diff(g1, g2) == 0.0);
   CHECK(max_abs_diff(g1, Array<float>(g1.shape(), 0.0f)) > 0.0);
   set_num_threads(threads_before);
+}
+
+TEST_CASE("generation's one-lane paths equal the fused ops' rows bit for bit in float") {
+  // The decoding cache forms the prototypes transposed and Gamma transposed once per stream
+  // and reads one row at a time (kernels/prototype_logits.hpp, kernels/osm_scan.hpp); the
+  // rows must be the fused ops' own, or sampled text drifts from a forward over the text.
+  const std::shared_ptr<const groups::Group> g = groups::make_group("SO(5)");
+  Rng rng(3);
+  const int64_t n = g->n(), nn = n * n, m = g->dim(), C = 7, N = 6;
+  const Array<float> H = g->sample<float>(rng, N), P = g->sample<float>(rng, C);
+  const Array<float> log_tau = Array<float>::scalar(0.3f), bias = rng.normal_array<float>(Shape{C}, 1.0);
+  const ag::NoGrad no_tape;
+  const Array<float> fused = kernels::prototype_logits(*g, ag::Varf::constant(H), ag::Varf::constant(P),
+                                                       ag::Varf::constant(log_tau), ag::Varf::constant(bias)).value();
+  const Array<float> Pt = kernels::prototypes_transposed(P);
+  for (int64_t i = 0; i < N; ++i) {
+    Array<float> row(Shape{1, n, n});
+    std::copy(H.data() + i * nn, H.data() + (i + 1) * nn, row.data());
+    const Array<float> one = kernels::prototype_logits_pretransposed(*g, row, Pt, log_tau, bias);
+    for (int64_t c = 0; c < C; ++c) CHECK(one[c] == fused[i * C + c]);
+  }
+  CHECK_THROWS_AS(kernels::prototype_logits_pretransposed(*g, H, P, log_tau, bias), ShapeError);
+  // One scan step of one lane, for each drive, with and without Gamma.
+  const Array<float> table = g->sample<float>(rng, 3), H0 = g->sample<float>(rng, 1);
+  const Array<float> gamma = rng.normal_array<float>(Shape{m, m}, 0.5);
+  for (const kernels::ScanDrive drive : {kernels::ScanDrive::Relative, kernels::ScanDrive::Both, kernels::ScanDrive::Token})
+    for (const bool mixed : {false, true}) {
+      CAPTURE(static_cast<int>(drive));
+      CAPTURE(mixed);
+      const ag::Varf G = mixed ? ag::Varf::constant(gamma) : ag::Varf();
+      const Array<float> scan =
+          kernels::osm_scan(*g, ag::Varf::constant(H0), ag::Varf::constant(table), {2}, 1, 1, G, drive, 0).value();
+      const Array<float> gammaT = mixed ? kernels::gamma_transposed(G) : Array<float>();
+      Array<float> step(Shape{1, n, n});
+      kernels::osm_step_one(*g, H0.data(), table.data() + 2 * nn, mixed ? gammaT.data() : nullptr, drive, step.data());
+      for (int64_t k = 0; k < nn; ++k) CHECK(step[k] == scan[k]);
+    }
 }
