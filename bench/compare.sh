@@ -229,8 +229,9 @@ json.dump({"cpu": "%s, family %s, model %s" % (info.get("model name", "unknown C
            "cpus": len(os.sched_getaffinity(0)), "virtual": "hypervisor" in info.get("flags", "").split(),
            "commit": sys.argv[2] or None}, open(sys.argv[1], "w"))
 PY
+# The default set: every default row and the trained rows (--all adds the PTB rows to it).
 DEFAULT_SET=()
-if [ "$NAMED" -eq 0 ] && [ "$ALL" -eq 0 ] && [ "$TRAINED" -eq 1 ]; then DEFAULT_SET=(--default-set); fi
+if [ "$NAMED" -eq 0 ] && [ "$TRAINED" -eq 1 ]; then DEFAULT_SET=(--default-set); fi
 "$PYTHON" "$ROOT/bench/compare_table.py" fold "$OUT" --out "$RESULTS/compare.json" --table "$RESULTS/table.md" \
   --threads "$THREADS" --steps "$STEPS" --warmup "$WARMUP" --rounds "$ROUNDS" --load-start "$LOAD_START" \
   --load-end "$LOAD_END" --trained "$TRAINED_LIST" --machine "$OUT/machine.json" "${DEFAULT_SET[@]}" "${CONFIGS[@]}"
