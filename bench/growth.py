@@ -31,11 +31,13 @@ Standard library only; needs build/liegrad (LIEGRAD=...) and, with --torch,
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from side_rounds import time_round, write_round_files  # noqa: E402  (bench/side_rounds.py)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIEGRAD = os.environ.get("LIEGRAD", os.path.join(ROOT, "build", "liegrad"))
@@ -207,28 +209,22 @@ def main():
     for i in range(a.rounds):
         rnd = {"round": i + 1, "liegrad": {}, "torch": {}}
         rnd["peak_gflop_per_s"] = gemm_peak(a, log)
-        for r in rows:
-            sides = ["liegrad", "torch"] if i % 2 == 0 else ["torch", "liegrad"]
-            for side in sides:
-                if side == "liegrad":
-                    rnd["liegrad"][r["name"]] = liegrad_row(configs[r["name"]], a, log)
-                elif a.torch and r["name"] not in too_slow:
-                    rnd["torch"][r["name"]], took = torch_row(configs[r["name"]], a, log)
-                    if took > a.torch_budget:
-                        too_slow.add(r["name"])
-            print("round %d: %s done" % (i + 1, r["name"]), flush=True)
+
+        def time_side(side, r):
+            if side == "liegrad":
+                rnd["liegrad"][r["name"]] = liegrad_row(configs[r["name"]], a, log)
+            elif a.torch and r["name"] not in too_slow:
+                rnd["torch"][r["name"]], took = torch_row(configs[r["name"]], a, log)
+                if took > a.torch_budget:
+                    too_slow.add(r["name"])
+
+        time_round(i, rows, lambda r: r["name"], time_side)
         rounds.append(rnd)
         summary, peak = summarize(rows, rounds, [x["peak_gflop_per_s"] for x in rounds])
         result = {"settings": settings, "rows": summary, "rounds": rounds, "peak_gflop_per_s": peak,
                   "threads": a.threads, "steps": a.steps, "warmup": a.warmup, "torch": a.torch,
-                  "torch_skipped_after_round_1": sorted(too_slow),
-                  "machine": {"host": platform.node(), "cpus": os.cpu_count(),
-                              "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE")},
-                  "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-        with open(os.path.join(a.out, "growth.json"), "w") as f:  # after every round: a cut run keeps its rounds
-            json.dump(result, f, indent=1)
-        with open(os.path.join(a.out, "growth.md"), "w") as f:
-            f.write(table(summary, peak, settings, a))
+                  "torch_skipped_after_round_1": sorted(too_slow)}
+        write_round_files(a.out, "growth", result, table(summary, peak, settings, a))
     print("wrote %s" % os.path.join(a.out, "growth.md"))
 
 

@@ -28,14 +28,12 @@ Standard library only; needs build/liegrad (LIEGRAD=...) and /usr/bin/python3 wi
 """
 import argparse
 import glob
-import json
 import os
-import platform
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from growth import LIEGRAD, PYTHON, ROOT, fmt, median, run_json  # noqa: E402
+from side_rounds import time_round, write_round_files  # noqa: E402  (bench/side_rounds.py)
 
 
 def default_configs():
@@ -151,26 +149,25 @@ def main():
     rounds = []
     for i in range(a.rounds):
         rnd = {"round": i + 1, "liegrad": {}, "torch": {}, "training": {}}
-        for name, cfg in zip(names, configs):
-            for side in (["liegrad", "torch"] if i % 2 == 0 else ["torch", "liegrad"]):
-                if side == "liegrad":
-                    rnd["liegrad"][name] = liegrad_sample(cfg, a, log)
-                elif not a.no_torch:
-                    rnd["torch"][name] = torch_sample(cfg, a, log)
+
+        def time_side(side, name_cfg):
+            name, cfg = name_cfg
+            if side == "liegrad":
+                rnd["liegrad"][name] = liegrad_sample(cfg, a, log)
+            elif not a.no_torch:
+                rnd["torch"][name] = torch_sample(cfg, a, log)
+
+        def time_training(name_cfg):
+            name, cfg = name_cfg
             if not a.no_training:
                 rnd["training"][name] = liegrad_training(cfg, a, log)
-            print("round %d: %s done" % (i + 1, name), flush=True)
+
+        time_round(i, list(zip(names, configs)), lambda name_cfg: name_cfg[0], time_side, time_training)
         rounds.append(rnd)
         summary = summarize(names, rounds, lengths)
         result = {"rows": summary, "rounds": rounds, "lengths": lengths, "repeats": a.repeats, "threads": a.threads,
-                  "configs": [os.path.relpath(c, ROOT) for c in configs], "torch": not a.no_torch,
-                  "machine": {"host": platform.node(), "cpus": os.cpu_count(),
-                              "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE")},
-                  "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-        with open(os.path.join(a.out, "sample.json"), "w") as f:  # after every round: a cut run keeps its rounds
-            json.dump(result, f, indent=1)
-        with open(os.path.join(a.out, "sample.md"), "w") as f:
-            f.write(table(summary, lengths, a, rounds))
+                  "configs": [os.path.relpath(c, ROOT) for c in configs], "torch": not a.no_torch}
+        write_round_files(a.out, "sample", result, table(summary, lengths, a, rounds))
     print("wrote %s" % os.path.join(a.out, "sample.md"))
 
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.hpp"
+#include "report/run_result.hpp"
 #include "report/xml_escape.hpp"
 
 namespace liegrad::report {
@@ -28,8 +29,7 @@ Series read_run(const std::string& dir) {
   std::ifstream in(file);
   if (!in) throw IoError("plot: cannot read '" + file.string() + "' (is '" + dir + "' a run directory?)");
   Series s;
-  s.label = std::filesystem::path(dir).filename().string();
-  if (s.label.empty()) s.label = std::filesystem::path(dir).parent_path().filename().string();
+  s.label = run_label(dir);
   std::string line;
   while (std::getline(in, line)) {
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);

@@ -4,13 +4,14 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/errors.hpp"
+#include "report/length_plot.hpp"
+#include "report/run_result.hpp"
 #include "report/xml_escape.hpp"
 
 namespace liegrad::report {
@@ -31,28 +32,14 @@ struct Run {
   std::vector<Point> points;
 };
 
-nlohmann::json read_json(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) throw IoError("plot: cannot read '" + file.string() + "'");
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded()) throw IoError("plot: '" + file.string() + "' is not valid JSON");
-  return j;
-}
-
 Run read_run(const std::string& dir) {
-  const fs::path file = fs::path(dir) / "result.json";
-  if (!fs::exists(file))
-    throw IoError("plot: '" + file.string() + "' does not exist (is the run in '" + dir + "' finished?)");
-  const nlohmann::json r = read_json(file);
-  if (!r.contains("test") || !r.at("test").is_array() || r.at("test").empty())
-    throw IoError("plot: '" + file.string() + "' holds no test scores by length");
+  const ScoredRun scored = read_scored_run(dir);
   Run run;
-  run.label = fs::path(dir).filename().string();
-  if (run.label.empty()) run.label = fs::path(dir).parent_path().filename().string();
-  run.max_len = r.contains("config") ? r["config"]["data"].value("max_len", int64_t{0}) : 0;
-  for (const auto& s : r.at("test")) {
+  run.label = scored.label;
+  run.max_len = scored.max_len;
+  for (const auto& s : scored.result.at("test")) {
     if (!s.contains("length") || !s.contains("mean_deg") || !s.contains("p95_deg") || !s.contains("floor_mean_deg"))
-      throw IoError("plot: '" + file.string() + "' lacks the angle scores (mean_deg, p95_deg, floor_mean_deg)");
+      throw IoError("plot: '" + scored.file.string() + "' lacks the angle scores (mean_deg, p95_deg, floor_mean_deg)");
     run.points.push_back({s.at("length").get<double>(), s.at("mean_deg").get<double>(), s.at("p95_deg").get<double>(),
                           s.at("floor_mean_deg").get<double>()});
   }
@@ -66,7 +53,7 @@ Run read_run(const std::string& dir) {
 bool is_rotation_run(const std::string& dir) {
   const std::filesystem::path file = std::filesystem::path(dir) / "config.json";
   if (!std::filesystem::exists(file)) return false;
-  const nlohmann::json j = rotation_plot::read_json(file);
+  const nlohmann::json j = read_run_json(file);
   return j.contains("data") && j["data"].is_object() && j["data"].value("dataset", "").rfind("rotations:", 0) == 0;
 }
 
@@ -87,9 +74,10 @@ std::string plot_rotation_error_svg(const std::vector<std::string>& run_dirs, co
   }
   if (hi <= 0) lo = 1e-6, hi = 1;
   const double y0 = std::floor(std::log10(lo)), y1 = std::max(std::ceil(std::log10(hi)), y0 + 1);
-  const double x0 = std::log2(*lengths.begin()), x1 = std::max(std::log2(*lengths.rbegin()), x0 + 1);
-  const double W = 860, H = 520, L = 70, R = 240, T = 40, B = 60;
-  auto px = [&](double len) { return L + (std::log2(len) - x0) / (x1 - x0) * (W - L - R); };
+  const LengthAxis axis(lengths);
+  constexpr double W = LengthAxis::W, H = LengthAxis::H, L = LengthAxis::L, R = LengthAxis::R, T = LengthAxis::T,
+                   B = LengthAxis::B;
+  auto px = [&](double len) { return axis.px(len); };
   // Zero (a floor without noise) sits on the bottom edge.
   auto py = [&](double deg) {
     const double v = deg > 0 ? std::clamp(std::log10(deg), y0, y1) : y0;
@@ -100,35 +88,14 @@ std::string plot_rotation_error_svg(const std::vector<std::string>& run_dirs, co
   std::ostringstream o;
   o.setf(std::ios::fixed);
   o.precision(1);
-  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
-    << "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  const std::string heading = !title.empty() ? title : "rotations:SO3: angle error against length";
-  o << "<text x=\"" << (L + (W - L - R) / 2) << "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">"
-    << xml_escape(heading) << "</text>\n";
+  svg_length_plot_open(o, !title.empty() ? title : "rotations:SO3: angle error against length");
   for (int k = static_cast<int>(y0); k <= static_cast<int>(y1); ++k) {
     const double y = py(std::pow(10.0, k));
     o << "<line x1=\"" << L << "\" x2=\"" << W - R << "\" y1=\"" << y << "\" y2=\"" << y << "\" stroke=\"#e5e5e5\"/>\n";
     o << "<text x=\"" << L - 6 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\">1e" << k << "</text>\n";
   }
-  for (double len : lengths) {
-    o << "<line x1=\"" << px(len) << "\" x2=\"" << px(len) << "\" y1=\"" << T << "\" y2=\"" << H - B
-      << "\" stroke=\"#f0f0f0\"/>\n";
-    o << "<text x=\"" << px(len) << "\" y=\"" << H - B + 18 << "\" text-anchor=\"middle\">" << static_cast<int64_t>(len)
-      << "</text>\n";
-  }
-  o << "<rect x=\"" << L << "\" y=\"" << T << "\" width=\"" << W - L - R << "\" height=\"" << H - T - B
-    << "\" fill=\"none\" stroke=\"black\"/>\n";
-  o << "<text x=\"" << L + (W - L - R) / 2 << "\" y=\"" << H - 18
-    << "\" text-anchor=\"middle\">walk length (log scale)</text>\n";
-  o << "<text transform=\"translate(20," << T + (H - T - B) / 2
-    << ") rotate(-90)\" text-anchor=\"middle\">geodesic angle error, degrees (log scale)</text>\n";
-  if (max_lens.size() == 1 && *max_lens.begin() > 0) {
-    const double m = static_cast<double>(*max_lens.begin());
-    if (std::log2(m) >= x0 && std::log2(m) <= x1)
-      o << "<line x1=\"" << px(m) << "\" x2=\"" << px(m) << "\" y1=\"" << T << "\" y2=\"" << H - B
-        << "\" stroke=\"#888\" stroke-dasharray=\"2,3\"/>\n<text x=\"" << px(m) + 4 << "\" y=\"" << T + 14
-        << "\" fill=\"#888\">longest training walk</text>\n";
-  }
+  svg_length_axis(o, axis, lengths, "walk length (log scale)", "geodesic angle error, degrees (log scale)");
+  svg_longest_training_line(o, axis, max_lens, "walk");
   auto path = [&](const rotation_plot::Run& run, double rotation_plot::Point::*field) {
     std::ostringstream p;
     p.setf(std::ios::fixed);

@@ -1,5 +1,5 @@
-// Text for SVG and other XML: <, > and & as entities (the plots of plot.cpp and
-// plot_words.cpp put run labels and titles into <text> elements).
+// Text for SVG and other XML: <, > and & as entities (the plots of plot.cpp,
+// plot_words.cpp, plot_rotations.cpp and length_plot.cpp put run labels and titles into <text> elements).
 #pragma once
 #include <string>
 

@@ -88,6 +88,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import parking  # noqa: E402  (scripts/parking.py)
 import sweep  # noqa: E402  (scripts/sweep.py)
 import words_table  # noqa: E402  (scripts/words_table.py)
+from length_tables import finish_svg_lines  # noqa: E402  (scripts/length_tables.py)
 import rotations_table  # noqa: E402  (scripts/rotations_table.py)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -683,7 +684,7 @@ def svg_scatter(path, title, series, xlabel, ylabel):
         o.append('<text x="%.1f" y="%d" text-anchor="middle">%s</text>' % (px(x), H - B + 16, "%dK" % round(x / 1000)))
     o.append('<text x="%d" y="%d" text-anchor="middle">%s</text>' % ((L + W - R) / 2, H - 12, xlabel))
     o.append('<text transform="translate(18,%d) rotate(-90)" text-anchor="middle">%s</text>' % ((T + H - B) / 2, ylabel))
-    words_table.finish_svg_lines(path, o, sorted(series.items()), px, py, colors, 4, (W - R + 12, T + 20, 20))
+    finish_svg_lines(path, o, sorted(series.items()), px, py, colors, 4, (W - R + 12, T + 20, 20))
 
 
 def svg_heatmap(path, title, lrs, clips, values, best, diverged=()):

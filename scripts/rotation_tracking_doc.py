@@ -15,6 +15,7 @@ import json
 import math
 import os
 
+from length_tables import page_table_lines
 from rotations_table import fmt_deg
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -192,14 +193,7 @@ def outcome(summary):
 def table_lines(results_dir, out_path):
     """results/TABLE.md under "### The table", its headings one level down and its plot's
     link made relative to the page."""
-    with open(os.path.join(results_dir, TABLE + ".md")) as f:
-        text = f.read()
-    rel = os.path.relpath(results_dir, os.path.dirname(os.path.abspath(out_path)))
-    prefix = "" if rel == "." else rel + "/"
-    text = text.replace("](%s." % TABLE, "](%s%s." % (prefix, TABLE))
-    lines = text.splitlines()
-    lines[0] = "### The table"
-    return [("####" + l[2:]) if l.startswith("## ") else l for l in lines]
+    return page_table_lines(results_dir, out_path, TABLE, "### The table", ".")
 
 
 def main():

@@ -21,7 +21,8 @@ import math
 import os
 import statistics
 
-import words_table
+from length_tables import (finish_svg_lines, mean_std, read_run_results, svg_length_frame, svg_open,
+                           svg_train_length_line, wall_time_line, write_summary_json, write_table_md)
 
 # Mean geodesic angle of a uniformly random rotation: the Haar measure on SO(3) has
 # angle density (1 - cos t) / pi on [0, pi], whose mean is pi/2 + 2/pi rad (126.5 degrees).
@@ -53,12 +54,6 @@ def row_label(table, run):
 def chosen_labels(table, runs):
     """Labels of the rows at a rate chosen from a screen (the runs with "set_from")."""
     return {row_label(table, r) for r in runs if "set_from" in spec_of(table, r["name"])}
-
-
-def mean_std(xs):
-    if not xs:
-        return None
-    return [statistics.mean(xs), statistics.stdev(xs) if len(xs) > 1 else 0.0]
 
 
 def row_of(label, results, diverged, pending_ids, chosen):
@@ -122,65 +117,42 @@ def svg_plot(path, title, series, floor, lengths, train_len):
         x1 = x0 + 1
     px = lambda n: L + (math.log2(n) - x0) / (x1 - x0) * (W - L - R)
     py = lambda d: H - B - (math.log10(d) - y0) / (y1 - y0) * (H - T - B)
-    o = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">' % (W, H),
-         '<rect width="100%" height="100%" fill="white"/>',
-         '<text x="%d" y="24" text-anchor="middle" font-size="14">%s</text>' % ((L + W - R) / 2, title)]
+    o = svg_open(W, H, L, R, title)
     for e in range(y0, y1 + 1):
         o.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#eee"/>' % (L, W - R, py(10.0 ** e), py(10.0 ** e)))
         o.append('<text x="%d" y="%.1f" text-anchor="end">1e%d</text>' % (L - 5, py(10.0 ** e) + 4, e))
-    for n in lengths:
-        o.append('<text x="%.1f" y="%d" text-anchor="middle">%d</text>' % (px(n), H - B + 16, n))
-    o.append('<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="black"/>' % (L, T, W - L - R, H - T - B))
-    o.append('<text x="%d" y="%d" text-anchor="middle">walk length (log scale)</text>' % ((L + W - R) / 2, H - 12))
-    o.append('<text transform="translate(16,%d) rotate(-90)" text-anchor="middle">mean angle error, degrees '
-             '(log scale, mean over seeds)</text>' % ((T + H - B) / 2))
+    frame = (W, H, L, R, T, B)
+    svg_length_frame(o, frame, lengths, px, "walk length (log scale)",
+                     "mean angle error, degrees (log scale, mean over seeds)")
     o.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#888" stroke-dasharray="2,3"/>' % (
         L, W - R, py(RANDOM_GUESS_DEG), py(RANDOM_GUESS_DEG)))
     o.append('<text x="%d" y="%.1f" text-anchor="end" fill="#888">random guess</text>' % (W - R - 4, py(RANDOM_GUESS_DEG) - 4))
-    if min(lengths) <= train_len <= max(lengths):
-        o.append('<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#888" stroke-dasharray="2,3"/>' % (
-            px(train_len), px(train_len), T, H - B))
+    svg_train_length_line(o, frame, lengths, px, train_len)
     if floor:
         pts = [(x, y) for x, y in floor if y > 0]
         o.append('<path d="%s" fill="none" stroke="#555" stroke-width="1.5" stroke-dasharray="6,4"/>' % " ".join(
             ("M" if j == 0 else "L") + "%.1f,%.1f" % (px(x), py(y)) for j, (x, y) in enumerate(pts)))
         o.append('<text x="%d" y="%d" fill="#555">floor with noise (dashed)</text>' % (W - R + 12, T + 16 + 18 * len(series)))
     colors = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
-    words_table.finish_svg_lines(path, o, [(lab, [(x, y) for x, y in pts if y > 0]) for lab, pts in series],
-                                 px, py, colors, 3.5, (W - R + 12, T + 16, 18))
+    finish_svg_lines(path, o, [(lab, [(x, y) for x, y in pts if y > 0]) for lab, pts in series],
+                     px, py, colors, 3.5, (W - R + 12, T + 16, 18))
 
 
 def summarize(results_dir, table_name, table, runs):
     """Writes RESULTS/TABLE.{json,md,svg}; returns the paths written."""
     chosen = chosen_labels(table, runs)
-    rows, pending = {}, []
-    for run in runs:
-        label = row_label(table, run)
-        rows.setdefault(label, {"results": [], "diverged": [], "pending": []})
-        f = os.path.join(results_dir, table_name, run["id"], "result.json")
-        if not os.path.exists(f):
-            rows[label]["pending"].append(run["id"])
-            pending.append(run["id"])
-            continue
-        with open(f) as fh:
-            r = json.load(fh)
-        rows[label]["diverged" if r.get("diverged") else "results"].append(r)
+    rows, pending = read_run_results(results_dir, table_name, runs, lambda run: row_label(table, run))
     summary = {"table": table_name, "title": table["title"], "kind": "rotations", "budget": table.get("budget", {}),
                "seeds": table["seeds"], "random_guess_deg": RANDOM_GUESS_DEG, "rows": [], "pending": pending}
     for label, v in rows.items():
         summary["rows"].append(row_of(label, v["results"], v["diverged"], v["pending"], label in chosen))
-    written = []
-    path = os.path.join(results_dir, table_name + ".json")
-    with open(path, "w") as f:
-        json.dump(summary, f, indent=2)
-    written.append(path)
+    written = [write_summary_json(results_dir, table_name, summary)]
 
     # The main table: rows trained on their own (no screen) and the screens' chosen rates.
     screened = {spec_of(table, r["name"]).get("row", r["name"]) for r in runs if "train.lr" in r.get("point", {})}
     main = [r for r in summary["rows"] if r["chosen"] or r["model"].split(" lr=")[0] not in screened]
     done = [r for r in summary["rows"] if r["n"] > 0]
     lengths = sorted({L for r in done for L in r["lengths"]})
-    walls = [w for r in summary["rows"] for w in r.get("wall_s_each", [])]
     lines = ["# %s" % table["title"], "",
              "Angle errors in degrees on the fixed test walks of each length (data.test_sequences walks per length): "
              "mean ± std over seeds of each seed's mean, and in brackets the mean over seeds of the 95th percentile. "
@@ -188,8 +160,7 @@ def summarize(results_dir, table_name, table, runs):
              "way. A uniformly random guess scores %.1f degrees mean. Rows at a rate chosen by a screen take the "
              "screen's lowest validation angle error (length %s) at seed 1; the screen is listed below." % (
                  RANDOM_GUESS_DEG, done[0]["max_len"] if done else "data.max_len"),
-             "Wall time: %s." % ("%.1f min for %d finished runs" % (sum(walls) / 60, len(walls)) if walls
-                                 else "no run finished yet"),
+             wall_time_line(summary["rows"]),
              "Produced by `scripts/reproduce.sh %s` from `configs/paper/tables.json`." % table_name, ""]
     if not done:
         lines.append("No finished runs yet.")
@@ -230,12 +201,7 @@ def summarize(results_dir, table_name, table, runs):
                  series, floor, lengths, done[0]["max_len"])
         written.append(svg)
         lines += ["", "![angle error against length](%s.svg)" % table_name]
-    if pending:
-        lines += ["", "Pending runs: " + ", ".join(pending)]
-    path = os.path.join(results_dir, table_name + ".md")
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    written.append(path)
+    written.append(write_table_md(results_dir, table_name, lines, pending))
     return written
 
 

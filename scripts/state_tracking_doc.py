@@ -23,6 +23,8 @@ import json
 import math
 import os
 
+from length_tables import page_table_lines
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLE = "state_tracking"          # the 2,000-step table
 LONG = "state_tracking_long"      # the long table
@@ -301,7 +303,11 @@ in SO(6) (the standard representation). Rows at SO(8) and SO(10) find the smalle
 that learns each group, and the S5-in-SO(5) rows with a suffix each try one remedy:
 temperature (τ = 3), initialisation (`init_scale` 3 and 0.3), the screen's rate for SO(5)
 (0.001), a longer alphabet phase (10,000 batches) and words in the generators throughout.
-The outcome is computed in "Results" below.
+The outcome is computed in "Results" below. The training accuracy at the end of the
+alphabet phase ("When the alphabet phase ends") tells two failures apart: a run that has
+not learned the generators' words by then has not found a representation on them at all,
+while a run that has learned them and still stays at chance fails at the hand-over to
+every element.
 
 ```sh
 bash scripts/reproduce.sh state_tracking_groups state_tracking_smallest state_tracking_baselines
@@ -665,15 +671,8 @@ def load_summary(results_dir, table):
 
 def table_lines(results_dir, out_path, table, heading):
     """The table's markdown (results/TABLE.md) under `heading`, its per-group headings one
-    level down and its plots' links made relative to the page."""
-    with open(os.path.join(results_dir, table + ".md")) as f:
-        text = f.read()
-    rel = os.path.relpath(results_dir, os.path.dirname(os.path.abspath(out_path)))
-    prefix = "" if rel == "." else rel + "/"
-    text = text.replace("](%s-" % table, "](%s%s-" % (prefix, table))
-    lines = text.splitlines()
-    lines[0] = heading
-    return [("####" + l[2:]) if l.startswith("## ") else l for l in lines]
+    level down and its per-group plots' links made relative to the page."""
+    return page_table_lines(results_dir, out_path, table, heading, "-")
 
 
 # Published anchors for S5: one-layer models, accuracy read from the papers'
@@ -1024,6 +1023,7 @@ def larger_groups_lines(results_dir, out_path):
                                             "smallest that learns %s" % learns[0] if learns else
                                             "no size tried learns it"))
         lines += [""] + table_lines(results_dir, out_path, SMALLEST, "### state_tracking_smallest: the table") + [""]
+        lines += switch_lines(results_dir, SMALLEST)
         lines += diagnosis_lines(results_dir, SMALLEST, "### What stops each row: state_tracking_smallest")
     base = load_summary(results_dir, BASELINES)
     if base:

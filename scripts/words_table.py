@@ -15,10 +15,12 @@ dataset: test scores by length, steps_to_99, parameters) and writes
                        per model.
 Numbers are only ever read from result.json files. Standard library only.
 """
-import json
 import math
 import os
 import statistics
+
+from length_tables import (finish_svg_lines, mean_std, read_run_results, svg_length_frame, svg_open,
+                           svg_train_length_line, wall_time_line, write_summary_json, write_table_md)
 
 METRICS = ("position_acc", "sequence_acc", "final_acc")
 
@@ -32,12 +34,6 @@ def row_label(run):
     (a learning-rate screen's rows are "lstm lr=0.003", ...)."""
     extra = ["%s=%s" % (k.split(".")[-1], v) for k, v in sorted(run.get("point", {}).items()) if k != "data.dataset"]
     return " ".join([run["name"]] + extra)
-
-
-def mean_std(xs):
-    if not xs:
-        return None
-    return [statistics.mean(xs), statistics.stdev(xs) if len(xs) > 1 else 0.0]
 
 
 def row_of(name, group, results, diverged, pending_ids):
@@ -93,74 +89,34 @@ def svg_lines(path, title, series, lengths, chance=None, train_len=None):
     px = lambda n: L + (math.log2(n) - x0) / (x1 - x0) * (W - L - R)
     py = lambda a: H - B - a * (H - T - B)
     colors = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"]
-    o = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">' % (W, H),
-         '<rect width="100%" height="100%" fill="white"/>',
-         '<text x="%d" y="24" text-anchor="middle" font-size="14">%s</text>' % ((L + W - R) / 2, title)]
+    o = svg_open(W, H, L, R, title)
     for k in range(0, 11, 2):
         a = k / 10
         o.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#eee"/>' % (L, W - R, py(a), py(a)))
         o.append('<text x="%d" y="%.1f" text-anchor="end">%.1f</text>' % (L - 5, py(a) + 4, a))
-    for n in lengths:
-        o.append('<text x="%.1f" y="%d" text-anchor="middle">%d</text>' % (px(n), H - B + 16, n))
-    o.append('<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="black"/>' % (L, T, W - L - R, H - T - B))
-    o.append('<text x="%d" y="%d" text-anchor="middle">word length (log scale)</text>' % ((L + W - R) / 2, H - 12))
-    o.append('<text transform="translate(16,%d) rotate(-90)" text-anchor="middle">test accuracy per position '
-             '(mean over seeds)</text>' % ((T + H - B) / 2))
+    frame = (W, H, L, R, T, B)
+    svg_length_frame(o, frame, lengths, px, "word length (log scale)", "test accuracy per position (mean over seeds)")
     if chance is not None:
         o.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#888" stroke-dasharray="6,4"/>' % (L, W - R, py(chance), py(chance)))
         o.append('<text x="%d" y="%.1f" text-anchor="end" fill="#888">chance</text>' % (W - R - 4, py(chance) - 4))
-    if train_len and min(lengths) <= train_len <= max(lengths):
-        o.append('<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#888" stroke-dasharray="2,3"/>' % (px(train_len), px(train_len), T, H - B))
+    svg_train_length_line(o, frame, lengths, px, train_len)
     finish_svg_lines(path, o, series.items(), px, py, colors, 3.5, (W - R + 12, T + 16, 18))
-
-
-def finish_svg_lines(path, o, items, px, py, colors, r, legend):
-    """Appends to the SVG lines `o` one polyline with markers of radius r per (label, points)
-    of items, its colour from colors and its label at legend (x, first y, step in y), then
-    closes the SVG and writes it to path (also scripts/reproduce.py's scatter plots)."""
-    lx, ly, dy = legend
-    for i, (label, pts) in enumerate(items):
-        c = colors[i % len(colors)]
-        pts = sorted(pts)
-        o.append('<path d="%s" fill="none" stroke="%s" stroke-width="2"/>' % (
-            " ".join(("M" if j == 0 else "L") + "%.1f,%.1f" % (px(x), py(y)) for j, (x, y) in enumerate(pts)), c))
-        for x, y in pts:
-            o.append('<circle cx="%.1f" cy="%.1f" r="%s" fill="%s"/>' % (px(x), py(y), r, c))
-        o.append('<text x="%d" y="%d" fill="%s">%s</text>' % (lx, ly + dy * i, c, label))
-    o.append("</svg>")
-    with open(path, "w") as f:
-        f.write("\n".join(o) + "\n")
 
 
 def summarize(results_dir, table_name, table, runs):
     """Writes RESULTS/TABLE.{json,md} and the per-group plots; returns the paths written."""
-    groups, rows, pending = [], {}, []
+    groups = []
     for run in runs:
-        g = group_of(run)
-        if g not in groups:
-            groups.append(g)
-        key = (row_label(run), g)
-        rows.setdefault(key, {"results": [], "diverged": [], "pending": []})
-        f = os.path.join(results_dir, table_name, run["id"], "result.json")
-        if not os.path.exists(f):
-            rows[key]["pending"].append(run["id"])
-            pending.append(run["id"])
-            continue
-        with open(f) as fh:
-            r = json.load(fh)
-        rows[key]["diverged" if r.get("diverged") else "results"].append(r)
+        if group_of(run) not in groups:
+            groups.append(group_of(run))
+    rows, pending = read_run_results(results_dir, table_name, runs, lambda run: (row_label(run), group_of(run)))
     summary = {"table": table_name, "title": table["title"], "kind": "words", "budget": table.get("budget", {}),
                "seeds": table["seeds"], "groups": groups, "rows": [], "pending": pending}
     for (name, g), v in rows.items():
         summary["rows"].append(row_of(name, g, v["results"], v["diverged"], v["pending"]))
-    written = []
-    path = os.path.join(results_dir, table_name + ".json")
-    with open(path, "w") as f:
-        json.dump(summary, f, indent=2)
-    written.append(path)
+    written = [write_summary_json(results_dir, table_name, summary)]
 
     b = summary["budget"]
-    walls = [w for r in summary["rows"] for w in r.get("wall_s_each", [])]
     lines = ["# %s" % table["title"], "",
              "Budget per run: %s steps of %s words of length uniform in data.min_len..data.max_len (1..64 in the configs), "
              "lr and schedule from each config; seeds %s." % (
@@ -170,7 +126,7 @@ def summarize(results_dir, table_name, table, runs):
              "product of the whole word; steps to 99%% are the first validation step (every %s steps) with accuracy "
              "per position >= 0.99 on the validation words (data.val_sequences words of the longest training "
              "length)." % b.get("train.eval_interval", "train.eval_interval"),
-             "Wall time: %s." % ("%.1f min for %d finished runs" % (sum(walls) / 60, len(walls)) if walls else "no run finished yet"),
+             wall_time_line(summary["rows"]),
              "Produced by `scripts/reproduce.sh %s` from `configs/paper/tables.json`." % table_name]
     # Rows whose own settings override the budget's steps or the configs' training length.
     differ = {}
@@ -187,7 +143,9 @@ def summarize(results_dir, table_name, table, runs):
             "%s: %s" % (m, ", ".join(n)) for m, n in differ.items()))
     for g in groups:
         grow = [r for r in summary["rows"] if r["group"] == g]
-        lengths = next((r["lengths"] for r in grow if r.get("lengths")), None)
+        # every length some row was tested at; a row tested at fewer (a transformer's
+        # limit below the recurrent models') shows "—" where it has none
+        lengths = sorted({L for r in grow for L in r.get("lengths") or []}) or None
         lines += ["", "## %s" % g, ""]
         if lengths is None:
             lines.append("No finished runs yet.")
@@ -200,22 +158,18 @@ def summarize(results_dir, table_name, table, runs):
                 lines.append("| %s | %s | %s | — | — | %s |" % (r["model"], r.get("parameters") or "—",
                                                             " | ".join(status for _ in lengths), status))
                 continue
-            accs = " | ".join(fmt_acc(r["position_acc"][str(L)], r["n"]) for L in lengths)
+            accs = " | ".join(fmt_acc(r["position_acc"].get(str(L)), r["n"]) for L in lengths)
             lines.append("| %s | %d | %s | %s | %s | %d%s |" % (
-                r["model"], r["parameters"], accs, fmt_acc(r["final_acc"][str(lengths[-1])], r["n"]),
+                r["model"], r["parameters"], accs, fmt_acc(r["final_acc"].get(str(lengths[-1])), r["n"]),
                 fmt_steps(r["steps_to_99"]), r["n"], "".join(" (+%d %s)" % (k, what) for k, what in (
                     (r["diverged"], "diverged"), (len(r.get("pending", [])), "pending")) if k)))
-        series = {r["model"]: [(L, r["position_acc"][str(L)][0]) for L in lengths] for r in grow if r["n"] > 0}
+        series = {r["model"]: [(L, r["position_acc"][str(L)][0]) for L in lengths if str(L) in r["position_acc"]]
+                  for r in grow if r["n"] > 0}
         svg = os.path.join(results_dir, "%s-%s.svg" % (table_name, g))
         done = next(r for r in grow if r["n"] > 0)  # lengths is set, so one row has finished
         svg_lines(svg, "words:%s: accuracy against length (trained on lengths 1..%d)" % (g, done["max_len"]), series,
                   lengths, 1.0 / done["classes"], done["max_len"])
         written.append(svg)
         lines += ["", "![words:%s accuracy against length](%s-%s.svg)" % (g, table_name, g)]
-    if pending:
-        lines += ["", "Pending runs: " + ", ".join(pending)]
-    path = os.path.join(results_dir, table_name + ".md")
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    written.append(path)
+    written.append(write_table_md(results_dir, table_name, lines, pending))
     return written

@@ -5,20 +5,14 @@
 
 #include "autograd/ops.hpp"
 #include "data/batcher.hpp"
+#include "tasks/eval_scope.hpp"
 
 namespace liegrad::tasks {
 
 template <class T>
 EvalResult evaluate_bpc(models::Model<T>& model, const std::vector<int32_t>& full, int64_t seq_len,
                         int64_t max_symbols, int64_t batch) {
-  ag::NoGrad no_grad;
-  // Evaluation mode (no dropout) for the duration of the call.
-  struct ModeGuard {
-    models::Model<T>& m;
-    bool was;
-    ~ModeGuard() { m.set_training(was); }
-  } guard{model, model.training()};
-  model.set_training(false);
+  const EvaluationScope<T> evaluating(model);
   const std::vector<int32_t> prefix =
       max_symbols > 0 && max_symbols < static_cast<int64_t>(full.size())
           ? std::vector<int32_t>(full.begin(), full.begin() + max_symbols)

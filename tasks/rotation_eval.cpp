@@ -8,6 +8,7 @@
 #include "autograd/tape.hpp"
 #include "core/errors.hpp"
 #include "models/capabilities.hpp"
+#include "tasks/eval_scope.hpp"
 
 namespace liegrad::tasks {
 
@@ -86,25 +87,11 @@ Array<float> rotation_outputs(models::Model<float>& model, const data::RotationW
   return model.continuous_input()->forward_features(x, chunk.rows, chunk.length, state).value();
 }
 
-namespace {
-
-// Evaluation mode and no tape for the duration of an evaluation.
-struct EvalMode {
-  models::Model<float>& m;
-  bool was;
-  ag::NoGrad no_grad;
-  explicit EvalMode(models::Model<float>& model) : m(model), was(model.training()) { m.set_training(false); }
-  ~EvalMode() { m.set_training(was); }
-};
-
-
-}  // namespace
-
 RotationScores evaluate_rotation_stream(models::Model<float>& model, data::RotationWalkStream& stream,
                                         int64_t max_positions) {
   check_rotation_model(model);
   check_rotation_lengths(model, {stream.length()}, "evaluation length");
-  const EvalMode mode(model);
+  const EvaluationScope<float> evaluating(model);
   const int64_t count = stream.count(), L = stream.length();
   const int64_t chunk = model.recurrent() ? kRotationChunk : L;
   const int64_t rows = std::max<int64_t>(1, std::min(count, max_positions / std::min(chunk, L)));

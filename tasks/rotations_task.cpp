@@ -2,9 +2,7 @@
 #include "tasks/rotations_task.hpp"
 
 #include <cstdio>
-#include <cstdlib>
 #include <numbers>
-#include <sstream>
 
 #include "autograd/ops.hpp"
 #include "core/errors.hpp"
@@ -62,21 +60,13 @@ struct RotationsData {
   }
 };
 
-// "64,128,256" -> {64, 128, 256}.
-std::vector<int64_t> parse_lengths(const std::string& text, const std::string& what) {
-  std::vector<int64_t> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    char* end = nullptr;
-    const long long v = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || v < 1 || v > kMaxRotationLength)
-      throw ValueError(what + ": expected lengths in [1, " + std::to_string(kMaxRotationLength) +
-                       "] separated by commas, got '" + text + "'");
-    out.push_back(v);
-  }
-  if (out.empty()) throw ValueError(what + ": expected at least one length");
-  return out;
+// --lengths "64,128,256" -> {64, 128, 256}, each in [1, kMaxRotationLength].
+std::vector<int64_t> parse_rotation_lengths(const std::string& text, const std::string& what) {
+  const std::string bad = what + ": expected lengths in [1, " + std::to_string(kMaxRotationLength) +
+                          "] separated by commas, got '" + text + "'";
+  return parse_length_list(text, bad, what + ": expected at least one length", [&](int64_t v) {
+    if (v < 1 || v > kMaxRotationLength) throw ValueError(bad);
+  });
 }
 
 nlohmann::json parse_rotations_data(ConfigReader& d, const std::string& dataset) {
@@ -277,18 +267,10 @@ class RotationsTask : public Task {
   }
 
   nlohmann::json evaluate(models::Model<float>& model, const RunSettings& run, const EvalRequest& request) override {
-    const auto option = [&](const char* name) {
-      const auto it = request.options.find(name);
-      return it == request.options.end() ? std::string() : it->second;
-    };
-    const std::vector<int64_t> lengths =
-        option("lengths").empty() ? data_.eval_lengths : parse_lengths(option("lengths"), "--lengths");
-    int64_t sequences = data_.test_sequences;
-    if (const std::string text = option("sequences"); !text.empty()) {  // end points into text: keep it alive
-      char* end = nullptr;
-      sequences = std::strtoll(text.c_str(), &end, 10);
-      if (*end != '\0' || sequences < 1) throw ValueError("--sequences must be an integer >= 1, got '" + text + "'");
-    }
+    const std::vector<int64_t> lengths = request.option("lengths").empty()
+                                             ? data_.eval_lengths
+                                             : parse_rotation_lengths(request.option("lengths"), "--lengths");
+    const int64_t sequences = request.sequences_option(data_.test_sequences);
     const auto scores = evaluate_lengths(model, data_, run.seed, request.split == "val" ? Split::Val : Split::Test,
                                          lengths, sequences);
     nlohmann::json j = {{"source", std::string(kDataset) + ":" + request.split}, {"sequences", sequences},

@@ -16,6 +16,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -108,7 +109,19 @@ class TaskTraining {
 struct EvalRequest {
   std::string split = "test";                   // "val" or "test"
   std::map<std::string, std::string> options;  // the task's own options given (TaskSpec::eval_options)
+
+  // The task's own option `name` as given; "" when it was not.
+  std::string option(const std::string& name) const;
+  // The "sequences" option (--sequences, per length), a whole number >= 1; `fallback` when
+  // not given. ValueError naming the text otherwise.
+  int64_t sequences_option(int64_t fallback) const;
 };
+
+// "64,128,256" -> {64, 128, 256}: the comma-separated whole numbers of an option such as
+// --lengths. An empty or non-integer item throws ValueError(bad_item), no item at all
+// ValueError(no_item); check(v) sees each number and throws for one out of its range.
+std::vector<int64_t> parse_length_list(const std::string& text, const std::string& bad_item,
+                                       const std::string& no_item, const std::function<void(int64_t)>& check);
 
 class Task {
  public:

@@ -5,6 +5,7 @@
 
 #include "autograd/ops.hpp"
 #include "core/errors.hpp"
+#include "tasks/eval_scope.hpp"
 
 namespace liegrad::tasks {
 
@@ -91,15 +92,6 @@ WordScores to_means(WordScores s, int64_t B, int64_t T) {
   return s;
 }
 
-// Evaluation mode and no tape for the duration of an evaluation.
-struct EvalMode {
-  models::Model<float>& m;
-  bool was;
-  ag::NoGrad no_grad;
-  explicit EvalMode(models::Model<float>& model) : m(model), was(model.training()) { m.set_training(false); }
-  ~EvalMode() { m.set_training(was); }
-};
-
 }  // namespace
 
 WordScores score_words(const Array<float>& logits, const std::vector<int32_t>& targets, int64_t B, int64_t T) {
@@ -115,7 +107,7 @@ WordScores score_words(const Array<float>& logits, const std::vector<int32_t>& t
 }
 
 WordScores evaluate_words(models::Model<float>& model, const data::Batch& words, int64_t max_positions) {
-  const EvalMode mode(model);
+  const EvaluationScope<float> evaluating(model);
   const int64_t B = words.B, T = words.T;
   const int64_t rows = std::max<int64_t>(1, std::min(B, max_positions / T));
   WordScores s;
@@ -140,7 +132,7 @@ WordScores evaluate_word_stream(models::Model<float>& model, data::WordStream& w
   if (T > chunk && !model.recurrent())
     throw ValueError("evaluation length " + std::to_string(T) + ": a " + model.type() +
                      " model has no recurrent state to carry between chunks of " + std::to_string(chunk) + " positions");
-  const EvalMode mode(model);
+  const EvaluationScope<float> evaluating(model);
   const int64_t rows = std::max<int64_t>(1, std::min(B, max_positions / std::min(chunk, T)));
   WordScores s;
   for (int64_t b0 = 0; b0 < B; b0 += rows) {

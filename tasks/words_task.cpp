@@ -2,8 +2,6 @@
 #include "tasks/words_task.hpp"
 
 #include <cstdio>
-#include <cstdlib>
-#include <sstream>
 
 #include "core/errors.hpp"
 #include "tasks/word_diagnosis.hpp"
@@ -96,20 +94,11 @@ nlohmann::json parse_words_data(ConfigReader& d, const std::string& dataset) {
   return c.resolved(dataset);
 }
 
-// "64,128,256" -> {64, 128, 256}; each length checked against the generator's limit.
-std::vector<int64_t> parse_lengths(const std::string& text) {
-  std::vector<int64_t> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    char* end = nullptr;
-    const long long v = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0') throw ValueError("--lengths expects integers separated by commas, got '" + text + "'");
-    data::check_eval_word_length(v, "--lengths");
-    out.push_back(v);
-  }
-  if (out.empty()) throw ValueError("--lengths expects at least one length");
-  return out;
+// --lengths "64,128,256" -> {64, 128, 256}; each length checked against the generator's limit.
+std::vector<int64_t> parse_word_lengths(const std::string& text) {
+  return parse_length_list(text, "--lengths expects integers separated by commas, got '" + text + "'",
+                           "--lengths expects at least one length",
+                           [](int64_t v) { data::check_eval_word_length(v, "--lengths"); });
 }
 
 class WordsTraining : public TaskTraining {
@@ -241,17 +230,9 @@ class WordsTask : public Task {
   }
 
   nlohmann::json evaluate(models::Model<float>& model, const RunSettings& run, const EvalRequest& request) override {
-    const auto option = [&](const char* name) {
-      const auto it = request.options.find(name);
-      return it == request.options.end() ? std::string() : it->second;
-    };
-    const std::vector<int64_t> lengths = option("lengths").empty() ? data_.eval_lengths : parse_lengths(option("lengths"));
-    int64_t sequences = data_.test_sequences;
-    if (const std::string text = option("sequences"); !text.empty()) {  // end points into text: keep it alive
-      char* end = nullptr;
-      sequences = std::strtoll(text.c_str(), &end, 10);
-      if (*end != '\0' || sequences < 1) throw ValueError("--sequences must be an integer >= 1, got '" + text + "'");
-    }
+    const std::vector<int64_t> lengths =
+        request.option("lengths").empty() ? data_.eval_lengths : parse_word_lengths(request.option("lengths"));
+    const int64_t sequences = request.sequences_option(data_.test_sequences);
     const auto scores = evaluate_word_lengths(model, words_, run.seed,
                                               request.split == "val" ? data::WordSplit::Val : data::WordSplit::Test,
                                               lengths, sequences);

@@ -139,12 +139,12 @@ TEST_CASE("bad checkpoints and eval inputs are rejected with a clear message") {
   }
   SUBCASE("sample --keep: 1..the training window, else a one-line usage error") {
     const int64_t window = cfg["train"]["seq_len"].get<int64_t>();
-    for (const std::string keep : {std::string("1"), std::to_string(window)}) {
+    for (const std::string& keep : {std::string("1"), std::to_string(window)}) {
       const auto p = test::run_liegrad({"sample", "--checkpoint", ckpt, "--length", "20", "--keep", keep}, tmp.path.string());
       INFO(p.err);
       CHECK(p.exit_code == 0);
     }
-    for (const std::string keep : {std::string("0"), std::to_string(window + 1)}) {
+    for (const std::string& keep : {std::string("0"), std::to_string(window + 1)}) {
       const auto p = test::run_liegrad({"sample", "--checkpoint", ckpt, "--keep", keep}, tmp.path.string());
       expect_error(p, {"--keep", "1.." + std::to_string(window), "got " + keep});
       CHECK(p.exit_code == 2);

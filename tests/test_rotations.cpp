@@ -22,6 +22,7 @@
 #include "tasks/registry.hpp"
 #include "tasks/rotation_eval.hpp"
 #include "tests/model_test_utils.hpp"
+#include "tests/resume_test_utils.hpp"
 #include "tests/train_test_utils.hpp"
 #include "train/checkpoint.hpp"
 #include "train/run_config.hpp"
@@ -319,17 +320,8 @@ TEST_CASE("a rotations run lowers the angle error far below the untrained model'
   train::TrainOptions full;
   full.out_dir = tmp / "full";
   train::run_training(lstm, full);
-  train::TrainOptions part;
-  part.out_dir = tmp / "split";
-  part.stop_at = 7;
-  CHECK(train::run_training(lstm, part).interrupted);
-  train::TrainOptions rest;
-  rest.out_dir = tmp / "split";
-  rest.resume = true;
-  CHECK(train::run_training(json(), rest).steps_done == 12);
-  const auto la = test::metrics_lines(tmp / "full", "loss"), lb = test::metrics_lines(tmp / "split", "loss");
-  REQUIRE(la.size() == lb.size());
-  for (size_t i = 0; i < la.size(); ++i) CHECK(la[i]["loss"].get<double>() == lb[i]["loss"].get<double>());
+  CHECK(test::train_cut_and_resumed(lstm, tmp / "split", 7).steps_done == 12);
+  test::check_same_losses(tmp / "full", tmp / "split");
   CHECK(json::parse(test::read_text(tmp / "split/result.json"))["test"] ==
         json::parse(test::read_text(tmp / "full/result.json"))["test"]);
 }
@@ -344,14 +336,7 @@ TEST_CASE("rotations: bad configurations and models get one-line errors naming t
     json c = good;
     c["data"][key] = value;
     CAPTURE(c["data"].dump());
-    try {
-      train::parse_run_config(c);
-      FAIL("expected a ConfigError");
-    } catch (const ConfigError& e) {
-      const std::string m = e.what();
-      CHECK(m.find('\n') == std::string::npos);
-      for (const auto& n : needles) CHECK(m.find(n) != std::string::npos);
-    }
+    test::check_config_error([&] { train::parse_run_config(c); }, needles);
   };
   expect("dataset", "rotations:SO4", {"data.dataset", "rotations:SO3"});
   expect("angle_distribution", "gaussian", {"data.angle_distribution", "gaussian"});
@@ -371,14 +356,7 @@ TEST_CASE("rotations: bad configurations and models get one-line errors naming t
     train::TrainOptions o;
     o.out_dir = tmp / "run";
     CAPTURE(model.dump());
-    try {
-      train::run_training(c, o);
-      FAIL("expected a ConfigError");
-    } catch (const ConfigError& e) {
-      const std::string m = e.what();
-      CHECK(m.find('\n') == std::string::npos);
-      for (const auto& n : needles) CHECK(m.find(n) != std::string::npos);
-    }
+    test::check_config_error([&] { train::run_training(c, o); }, needles);
   };
   refused({{"type", "exprnn"}, {"hidden", 8}}, {"model.type", "exprnn"});
   refused({{"type", "lstm"}, {"hidden", 8}}, {"model.head", "rotation"});

@@ -216,6 +216,38 @@ class LongTableSections(unittest.TestCase):
             self.assertIn("| lstm-h128 | 0.003 | 0.4100 | 1.000 | 0.900 | yes |", lines)
             self.assertIn("1 of 1 screen runs finished", "\n".join(lines))
 
+    def test_the_alphabet_switch_is_read_from_the_training_log(self):
+        import json
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            def run(name, generator_steps, accs):
+                rd = os.path.join(d, doc.GROUPS, name)
+                os.makedirs(rd)
+                with open(os.path.join(rd, "config.json"), "w") as f:
+                    json.dump({"data": {"generator_steps": generator_steps}}, f)
+                with open(os.path.join(rd, "metrics.jsonl"), "w") as f:
+                    for step, a in accs:
+                        f.write(json.dumps({"step": step, "acc": a, "loss": 1.0}) + "\n")
+                        f.write(json.dumps({"step": step, "val_acc": 0.5}) + "\n")  # validation has no "acc"
+                with open(os.path.join(rd, "result.json"), "w") as f:
+                    f.write("{}")
+                return rd
+            back = run("osm-a-s1", 200, [(100, 0.5), (200, 0.9), (300, 0.01), (400, 0.2), (1500, 0.95), (1600, 1.0)])
+            self.assertEqual(doc.alphabet_switch(back), (200, 0.9, 0.01, 1500, 1600, 1.0))
+            never = run("osm-b-s1", 200, [(200, 0.8), (300, 0.004), (900, 0.03)])
+            self.assertEqual(doc.alphabet_switch(never), (200, 0.8, 0.004, None, 900, 0.03))
+            self.assertIsNone(doc.alphabet_switch(run("osm-c-s1", 0, [(100, 0.5)])))  # no curriculum
+            table = "\n".join(doc.switch_lines(d, doc.GROUPS))
+            self.assertIn("| osm-a-s1 | 200 | 0.900 | 0.010 | 1,500 | 1.000 at 1,600 |", table)
+            self.assertIn("| osm-b-s1 | 200 | 0.800 | 0.004 | not by 900 | 0.030 at 900 |", table)
+            self.assertNotIn("osm-c-s1", table)
+
+    def test_smallest_sizes_read_so_and_su_rows_by_real_dimension(self):
+        self.assertEqual(doc.size_of("osm-rnn-token-so8-alphabet"), ("SO", 8))
+        self.assertEqual(doc.size_of("osm-rnn-token-su3-alphabet"), ("SU", 3))
+        self.assertIsNone(doc.size_of("osm-rnn-token-su3-alphabet-tau3"))  # a remedy row
+        self.assertIsNone(doc.size_of("osm-rnn-token-so14"))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -139,3 +139,33 @@ TEST_CASE("the task registry: every kind's names in the unknown-dataset error, n
   for (const tasks::TaskSpec* s : tasks::task_specs()) names.push_back(s->name);
   CHECK(names == std::vector<std::string>{"text", "words", "rotations", "copy"});
 }
+
+TEST_CASE("eval options: --sequences and comma-separated lengths, bad text in the caller's one-line message") {
+  const tasks::EvalRequest none;
+  CHECK(none.option("lengths").empty());
+  CHECK(none.sequences_option(7) == 7);
+  const tasks::EvalRequest given{"val", {{"sequences", "12"}, {"lengths", "8,16"}}};
+  CHECK(given.option("lengths") == "8,16");
+  CHECK(given.sequences_option(7) == 12);
+  for (const std::string bad : {"0", "-2", "12x", "x", " "}) {
+    CAPTURE(bad);
+    const tasks::EvalRequest r{"test", {{"sequences", bad}}};
+    CHECK_THROWS_WITH_AS(r.sequences_option(7), ("--sequences must be an integer >= 1, got '" + bad + "'").c_str(),
+                         ValueError);
+  }
+  std::vector<int64_t> seen;
+  const auto note = [&](int64_t v) { seen.push_back(v); };
+  CHECK(tasks::parse_length_list("64,128,256", "bad", "none", note) == std::vector<int64_t>{64, 128, 256});
+  CHECK(seen == std::vector<int64_t>{64, 128, 256});
+  CHECK(tasks::parse_length_list("64,", "bad", "none", note) == std::vector<int64_t>{64});
+  for (const std::string bad : {"64,,8", "64,x", "8.5", ","}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH_AS(tasks::parse_length_list(bad, "bad", "none", note), "bad", ValueError);
+  }
+  CHECK_THROWS_WITH_AS(tasks::parse_length_list("", "bad", "none", note), "none", ValueError);
+  // The range check is the caller's: its exception passes through.
+  const auto at_most_100 = [](int64_t v) {
+    if (v > 100) throw ValueError("over 100: " + std::to_string(v));
+  };
+  CHECK_THROWS_WITH_AS(tasks::parse_length_list("8,101", "bad", "none", at_most_100), "over 100: 101", ValueError);
+}

@@ -8,6 +8,7 @@
 
 #include "core/errors.hpp"
 #include "data/datasets.hpp"
+#include "tests/resume_test_utils.hpp"
 #include "tests/train_test_utils.hpp"
 #include "train/checkpoint.hpp"
 #include "tasks/evaluate.hpp"
@@ -64,23 +65,9 @@ TEST_CASE("resuming reproduces the uninterrupted run's losses exactly") {
     train::TrainOptions a;
     a.out_dir = full;
     train::run_training(cfg, a);
-    train::TrainOptions b;
-    b.out_dir = split;
-    b.stop_at = 7;  // stops between evaluations, mid-way through the schedule
-    const train::TrainResult part = train::run_training(cfg, b);
-    CHECK(part.interrupted);
-    CHECK(part.steps_done == 7);
-    train::TrainOptions c;
-    c.out_dir = split;
-    c.resume = true;
-    const train::TrainResult rest = train::run_training(json(), c);
-    CHECK(rest.steps_done == 16);
-    const auto la = test::metrics_lines(full, "loss"), lb = test::metrics_lines(split, "loss");
-    REQUIRE(la.size() == lb.size());
-    for (size_t i = 0; i < la.size(); ++i) {
-      CHECK(la[i]["step"] == lb[i]["step"]);
-      CHECK(la[i]["loss"].get<double>() == lb[i]["loss"].get<double>());  // bit for bit
-    }
+    // Cut at step 7: between evaluations, mid-way through the schedule.
+    CHECK(test::train_cut_and_resumed(cfg, split, 7).steps_done == 16);
+    test::check_same_losses(full, split);
     const json ra = json::parse(test::read_text(full + "/result.json"));
     const json rb = json::parse(test::read_text(split + "/result.json"));
     CHECK(ra["val_bpc"].get<double>() == rb["val_bpc"].get<double>());

@@ -15,6 +15,7 @@
 #include "data/group_words.hpp"
 #include "groups/group.hpp"
 #include "tests/model_test_utils.hpp"
+#include "tests/resume_test_utils.hpp"
 #include "tests/train_test_utils.hpp"
 #include "train/checkpoint.hpp"
 #include "train/run_config.hpp"
@@ -122,14 +123,7 @@ TEST_CASE("word task configurations: bad values name the key and the value") {
     json c = good;
     c["data"][key] = value;
     CAPTURE(c["data"].dump());
-    try {
-      train::parse_run_config(c);
-      FAIL("expected a ConfigError");
-    } catch (const ConfigError& e) {
-      const std::string m = e.what();
-      CHECK(m.find('\n') == std::string::npos);
-      for (const auto& n : needles) CHECK(m.find(n) != std::string::npos);
-    }
+    test::check_config_error([&] { train::parse_run_config(c); }, needles);
   };
   expect("dataset", "words:Q8", {"data.dataset", "Q8"});
   expect("dataset", "words:", {"data.dataset", "words:<group>"});
@@ -194,17 +188,8 @@ TEST_CASE("a words:Z2 run leaves accuracies by length, reloads, and resumes bit 
   test::write_text(tmp / "bad.json", ckpt.dump());
   CHECK_THROWS_WITH_AS(train::load_model(tmp / "bad.json"), doctest::Contains("does not match"), IoError);
 
-  train::TrainOptions b;
-  b.out_dir = tmp / "split";
-  b.stop_at = 7;
-  CHECK(train::run_training(cfg, b).interrupted);
-  train::TrainOptions c;
-  c.out_dir = tmp / "split";
-  c.resume = true;
-  CHECK(train::run_training(json(), c).steps_done == 12);
-  const auto la = test::metrics_lines(tmp / "full", "loss"), lb = test::metrics_lines(tmp / "split", "loss");
-  REQUIRE(la.size() == lb.size());
-  for (size_t i = 0; i < la.size(); ++i) CHECK(la[i]["loss"].get<double>() == lb[i]["loss"].get<double>());
+  CHECK(test::train_cut_and_resumed(cfg, tmp / "split", 7).steps_done == 12);
+  test::check_same_losses(tmp / "full", tmp / "split");
   const json rb = json::parse(test::read_text(tmp / "split/result.json"));
   CHECK(rb["test"] == result["test"]);
   CHECK(rb["tokens_seen"] == result["tokens_seen"]);

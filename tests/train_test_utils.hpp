@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <random>
 #include <sstream>
 #include <string>
@@ -17,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/errors.hpp"
 #include "tests/temp_dir.hpp"
 
 namespace liegrad::test {
@@ -34,7 +36,6 @@ inline std::string read_text(const std::string& path) {
   return ss.str();
 }
 
-// ~6,000 characters of repetitive, learnable text over a 20-symbol alphabet.
 // The lines of DIR/metrics.jsonl that have `key` (e.g. "val_bpc" for evaluations).
 inline std::vector<nlohmann::json> metrics_lines(const std::string& dir, const char* key) {
   std::vector<nlohmann::json> out;
@@ -47,6 +48,21 @@ inline std::vector<nlohmann::json> metrics_lines(const std::string& dir, const c
   return out;
 }
 
+// Runs call(), which must throw ConfigError with a one-line message holding every needle
+// (a bad configuration or model named by its key and value).
+template <class Call>
+void check_config_error(Call&& call, std::initializer_list<std::string> needles) {
+  try {
+    call();
+    FAIL("expected a ConfigError");
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    CHECK(m.find('\n') == std::string::npos);
+    for (const auto& n : needles) CHECK(m.find(n) != std::string::npos);
+  }
+}
+
+// ~6,000 characters of repetitive, learnable text over a 20-symbol alphabet.
 inline std::string small_corpus() {
   std::string s;
   const char* words[] = {"the cat sat", "on the mat", "a dog ran", "to the sea", "and back"};
