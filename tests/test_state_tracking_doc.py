@@ -248,6 +248,20 @@ class LongTableSections(unittest.TestCase):
         self.assertIsNone(doc.size_of("osm-rnn-token-su3-alphabet-tau3"))  # a remedy row
         self.assertIsNone(doc.size_of("osm-rnn-token-so14"))
 
+    def test_a_row_of_fewer_seeds_is_not_counted_short(self):
+        import json
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            for name in ("one-dataset=words-S6-s1", "three-dataset=words-S6-s1"):
+                os.makedirs(os.path.join(d, doc.GROUPS, name))
+                with open(os.path.join(d, doc.GROUPS, name, "result.json"), "w") as f:
+                    json.dump({"test": [{"length": 1024, "position_acc": 0.002}]}, f)
+            rows = [{"model": "one", "group": "S6", "n": 1, "pending": [], "diverged": 0},
+                    {"model": "three", "group": "S6", "n": 1, "pending": ["three-s2", "three-s3"], "diverged": 0}]
+            lines = doc.target_lines(d, doc.GROUPS, rows, 1024)
+            self.assertEqual(lines[0], "- S6, one: 0.002 at 1024; 0 of 1 seeds >= 0.99 (a row of 1 seed).")
+            self.assertEqual(lines[1], "- S6, three: 0.002 at 1024; 0 of 1 seeds >= 0.99, 2 more to run.")
+
 
 if __name__ == "__main__":
     unittest.main()
