@@ -114,23 +114,25 @@ Batch WordTask::sample(Rng& rng, int64_t B, int64_t L, std::span<const int32_t> 
 }
 
 WordBatcher::WordBatcher(const WordTask& task, int64_t batch, int64_t min_len, int64_t max_len, uint64_t seed,
-                         int64_t curriculum_batches, int64_t generator_batches, int64_t generator_ramp)
+                         WordSchedule schedule)
     : task_(&task),
       B_(batch),
       min_len_(min_len),
       max_len_(max_len),
-      curriculum_(curriculum_batches),
-      generator_batches_(generator_batches),
-      generator_ramp_(generator_ramp),
+      schedule_(schedule),
       generator_symbols_(task.generator_symbols()),
       rng_(seed) {
-  if (curriculum_batches < 0)
-    throw ValueError("WordBatcher: curriculum_batches must be >= 0, got " + std::to_string(curriculum_batches));
-  if (generator_batches < 0)
-    throw ValueError("WordBatcher: generator_batches must be >= 0, got " + std::to_string(generator_batches));
-  if (generator_ramp < 0 || (generator_ramp > 0 && generator_batches == 0))
+  const WordSchedule& w = schedule;
+  if (w.curriculum_batches < 0)
+    throw ValueError("WordBatcher: curriculum_batches must be >= 0, got " + std::to_string(w.curriculum_batches));
+  if (w.generator_batches < 0)
+    throw ValueError("WordBatcher: generator_batches must be >= 0, got " + std::to_string(w.generator_batches));
+  if (w.generator_ramp < 0 || (w.generator_ramp > 0 && w.generator_batches == 0))
     throw ValueError("WordBatcher: generator_ramp must be >= 0, and 0 without generator batches, got " +
-                     std::to_string(generator_ramp) + " with " + std::to_string(generator_batches));
+                     std::to_string(w.generator_ramp) + " with " + std::to_string(w.generator_batches));
+  if (w.handover_curriculum < 0 || (w.handover_curriculum > 0 && w.generator_batches == 0))
+    throw ValueError("WordBatcher: handover_curriculum must be >= 0, and 0 without generator batches, got " +
+                     std::to_string(w.handover_curriculum) + " with " + std::to_string(w.generator_batches));
   if (batch < 1) throw ValueError("WordBatcher: batch must be >= 1, got " + std::to_string(batch));
   check_word_length(min_len, "WordBatcher: min_len");
   check_word_length(max_len, "WordBatcher: max_len");
@@ -138,19 +140,33 @@ WordBatcher::WordBatcher(const WordTask& task, int64_t batch, int64_t min_len, i
     throw ValueError("WordBatcher: min_len " + std::to_string(min_len) + " is above max_len " + std::to_string(max_len));
 }
 
+namespace {
+
+// The longest length of batch i of a length curriculum of K batches from min_len to
+// max_len: min_len + ceil((max_len - min_len) (i + 1) / K), max_len once i >= K or K = 0.
+int64_t curriculum_length(int64_t i, int64_t K, int64_t min_len, int64_t max_len) {
+  if (K == 0 || i >= K) return max_len;
+  return min_len + ((max_len - min_len) * (i + 1) + K - 1) / K;  // ceil, exact in integers
+}
+
+}  // namespace
+
 int64_t WordBatcher::longest() const {
-  if (drawn_ >= curriculum_) return max_len_;
-  const int64_t span = max_len_ - min_len_;
-  return min_len_ + (span * (drawn_ + 1) + curriculum_ - 1) / curriculum_;  // ceil, exact in integers
+  int64_t L = curriculum_length(drawn_, schedule_.curriculum_batches, min_len_, max_len_);
+  if (schedule_.handover_curriculum > 0 && drawn_ >= schedule_.generator_batches)
+    L = std::min(L, curriculum_length(drawn_ - schedule_.generator_batches, schedule_.handover_curriculum, min_len_,
+                                      max_len_));
+  return L;
 }
 
 Batch WordBatcher::next() {
   const int64_t L = min_len_ + rng_.integer(longest() - min_len_ + 1);
+  const int64_t G = schedule_.generator_batches, R = schedule_.generator_ramp;
   Batch out;
-  if (drawn_ < generator_batches_) {
+  if (drawn_ < G) {
     out = task_->sample(rng_, B_, L, generator_symbols_);
-  } else if (drawn_ < generator_batches_ + generator_ramp_) {
-    const double share = static_cast<double>(drawn_ - generator_batches_ + 1) / static_cast<double>(generator_ramp_ + 1);
+  } else if (drawn_ < G + R) {
+    const double share = static_cast<double>(drawn_ - G + 1) / static_cast<double>(R + 1);
     out = task_->sample(rng_, B_, L, generator_symbols_, share);
   } else {
     out = task_->sample(rng_, B_, L);
@@ -160,17 +176,27 @@ Batch WordBatcher::next() {
   return out;
 }
 
-// "words-v1 B min max ..." without a curriculum (as before it existed), "words-v2 B min max K ..." with a
-// length curriculum, "words-v3 B min max K G ..." with an alphabet curriculum of G batches,
-// "words-v4 B min max K G R ..." when that curriculum ends in a ramp of R batches.
+// The tag and shape of state(): "words-v1 B min max ..." without a curriculum (as before
+// it existed), "words-v2 B min max K ..." with a length curriculum, "words-v3 B min max K G
+// ..." with an alphabet curriculum of G batches, "words-v4 B min max K G R ..." when that
+// curriculum ends in a ramp of R batches, "words-v5 B min max K G R H ..." with a
+// hand-over length curriculum of H batches.
+std::pair<std::string, std::vector<int64_t>> WordBatcher::state_shape() const {
+  const WordSchedule& w = schedule_;
+  if (w.handover_curriculum > 0)
+    return {"words-v5", {B_, min_len_, max_len_, w.curriculum_batches, w.generator_batches, w.generator_ramp,
+                         w.handover_curriculum}};
+  if (w.generator_ramp > 0)
+    return {"words-v4", {B_, min_len_, max_len_, w.curriculum_batches, w.generator_batches, w.generator_ramp}};
+  if (w.generator_batches > 0)
+    return {"words-v3", {B_, min_len_, max_len_, w.curriculum_batches, w.generator_batches}};
+  if (w.curriculum_batches > 0) return {"words-v2", {B_, min_len_, max_len_, w.curriculum_batches}};
+  return {"words-v1", {B_, min_len_, max_len_}};
+}
+
 std::string WordBatcher::state() const {
-  if (generator_ramp_ > 0)
-    return write_batcher_state("words-v4", {B_, min_len_, max_len_, curriculum_, generator_batches_, generator_ramp_},
-                               drawn_, rng_);
-  if (generator_batches_ > 0)
-    return write_batcher_state("words-v3", {B_, min_len_, max_len_, curriculum_, generator_batches_}, drawn_, rng_);
-  if (curriculum_ == 0) return write_batcher_state("words-v1", {B_, min_len_, max_len_}, drawn_, rng_);
-  return write_batcher_state("words-v2", {B_, min_len_, max_len_, curriculum_}, drawn_, rng_);
+  const auto [tag, shape] = state_shape();
+  return write_batcher_state(tag, shape, drawn_, rng_);
 }
 
 void WordBatcher::set_state(const std::string& s) {
@@ -178,18 +204,11 @@ void WordBatcher::set_state(const std::string& s) {
     return "B=" + std::to_string(x[0]) + ", lengths " + std::to_string(x[1]) + ".." + std::to_string(x[2]) +
            (x.size() > 3 ? ", curriculum " + std::to_string(x[3]) + " batches" : "") +
            (x.size() > 4 ? ", generators only for " + std::to_string(x[4]) + " batches" : "") +
-           (x.size() > 5 ? ", a ramp of " + std::to_string(x[5]) + " batches" : "");
+           (x.size() > 5 ? ", a ramp of " + std::to_string(x[5]) + " batches" : "") +
+           (x.size() > 6 ? ", a hand-over curriculum of " + std::to_string(x[6]) + " batches" : "");
   };
-  if (generator_ramp_ > 0)
-    read_batcher_state(s, "words-v4", {B_, min_len_, max_len_, curriculum_, generator_batches_, generator_ramp_},
-                       "WordBatcher", describe, drawn_, rng_);
-  else if (generator_batches_ > 0)
-    read_batcher_state(s, "words-v3", {B_, min_len_, max_len_, curriculum_, generator_batches_}, "WordBatcher", describe,
-                       drawn_, rng_);
-  else if (curriculum_ == 0)
-    read_batcher_state(s, "words-v1", {B_, min_len_, max_len_}, "WordBatcher", describe, drawn_, rng_);
-  else
-    read_batcher_state(s, "words-v2", {B_, min_len_, max_len_, curriculum_}, "WordBatcher", describe, drawn_, rng_);
+  const auto [tag, shape] = state_shape();
+  read_batcher_state(s, tag, shape, "WordBatcher", describe, drawn_, rng_);
 }
 
 namespace {

@@ -28,6 +28,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/rng.hpp"
@@ -88,38 +89,58 @@ class WordTask {
   std::vector<int32_t> symbols_;  // (V): element id of each input symbol
 };
 
+// When a WordBatcher changes what it draws, in batches (all 0 = words in every
+// element, every length up to max_len, from the first batch).
+struct WordSchedule {
+  // A length curriculum: over the first K batches the longest drawn length grows
+  // linearly from min_len to max_len.
+  int64_t curriculum_batches = 0;
+  // An alphabet curriculum: the first G batches draw their symbols from the standard
+  // generators only (WordTask::generator_symbols), so a model first meets the group
+  // through words in its generators, whose products reach every element, and then
+  // reads every element as an input symbol.
+  int64_t generator_batches = 0;
+  // With R > 0 (needs G > 0) the change is gradual: batch G + i, i < R, draws each
+  // symbol from every element with probability (i + 1) / (R + 1), else from the generators.
+  int64_t generator_ramp = 0;
+  // With H > 0 (needs G > 0) a second length curriculum starts at the hand-over: batch
+  // G + j, j < H, is at most min_len + ceil((max_len - min_len) (j + 1) / H) long, so the
+  // new elements' transitions are first met in short words (the shorter of the two
+  // curricula's lengths while both run).
+  int64_t handover_curriculum = 0;
+};
+
 // Training batches of words (the task must outlive the batcher).
 class WordBatcher {
  public:
-  // Needs batch >= 1, 1 <= min_len <= max_len <= kMaxWordLength,
-  // curriculum_batches >= 0 and generator_batches >= 0 (ValueError).
-  // An alphabet curriculum: the first generator_batches batches draw their symbols
-  // from the standard generators only (WordTask::generator_symbols), so a model first
-  // meets the group through words in its generators, whose products reach every
-  // element, and then reads every element as an input symbol. With generator_ramp
-  // batches R > 0 (needs generator_batches > 0) the change is gradual: batch
-  // generator_batches + i, i < R, draws each symbol from every element with
-  // probability (i + 1) / (R + 1) and from the generators otherwise.
+  // Needs batch >= 1, 1 <= min_len <= max_len <= kMaxWordLength and a schedule of
+  // counts >= 0 whose ramp and hand-over curriculum are 0 without generator batches
+  // (ValueError).
   WordBatcher(const WordTask& task, int64_t batch, int64_t min_len, int64_t max_len, uint64_t seed,
-              int64_t curriculum_batches = 0, int64_t generator_batches = 0, int64_t generator_ramp = 0);
-  WordBatcher(WordTask&&, int64_t, int64_t, int64_t, uint64_t, int64_t = 0, int64_t = 0, int64_t = 0) = delete;
+              WordSchedule schedule = {});
+  WordBatcher(WordTask&&, int64_t, int64_t, int64_t, uint64_t, WordSchedule = {}) = delete;
 
   // B words of one length L uniform in [min_len, longest()]; starts_new_pass is
   // always true (words are independent: recurrent state never carries over).
   Batch next();
-  // The longest length the next batch may have: max_len, or with a curriculum of K
-  // batches min_len + ceil((max_len - min_len) (i + 1) / K) for batch i < K.
+  // The longest length the next batch may have: max_len, or what the schedule's
+  // length curricula allow (see WordSchedule).
   int64_t longest() const;
 
   int64_t batches_drawn() const { return drawn_; }
-  // Text "words-v1 B min_len max_len batches_drawn <rng state>"; set_state throws
-  // ValueError when the text is malformed or was saved for another B or lengths.
+  // Text "words-vN B min_len max_len [schedule] batches_drawn <rng state>" (N grows with
+  // the schedule entries in use, so older checkpoints read as before); set_state throws
+  // ValueError when the text is malformed or was saved for another B, lengths or schedule.
   std::string state() const;
   void set_state(const std::string& s);
 
  private:
   const WordTask* task_;
-  int64_t B_, min_len_, max_len_, curriculum_ = 0, generator_batches_ = 0, generator_ramp_ = 0;
+  // The tag and the numbers state() writes and set_state() expects back.
+  std::pair<std::string, std::vector<int64_t>> state_shape() const;
+
+  int64_t B_, min_len_, max_len_;
+  WordSchedule schedule_;
   std::vector<int32_t> generator_symbols_;
   int64_t drawn_ = 0;
   Rng rng_;

@@ -291,7 +291,11 @@ runs that learn climb back out some thousands of steps later; the table shows wh
 For S6 two rows change the hand-over's budget: three times the steps
 (`osm-rnn-token-so14-alphabet-60k`) and a ramp out of the phase
 (`osm-rnn-token-so14-alphabet-ramp`, `data.generator_ramp`: the share of symbols drawn from
-every element grows linearly over R batches instead of jumping to one).
+every element grows linearly over R batches instead of jumping to one). A third, on S6 and
+A7, changes the words' length instead (`osm-rnn-token-so14-alphabet-handover`,
+`data.handover_curriculum_steps`: the length curriculum starts again at the phase's end, so
+a new element's transition is first read in words of one or two symbols, where position one
+is its own target `P_g` and its error does not compound along the word).
 
 `state_tracking_smallest` puts each group at the smallest d where it embeds in SO(d): A5
 in SO(3) (the rotations of the icosahedron), S5 in SO(5) (σ ↦ sgn(σ) P_σ), A6 in SO(5) (a

@@ -24,6 +24,9 @@ struct WordsData {
   // Then over generator_ramp batches the share of symbols drawn from every element
   // grows linearly to 1 (data/group_words.hpp); 0 = the change is at once.
   int64_t generator_ramp = 0;
+  // And a second length curriculum of handover_curriculum_steps batches from the
+  // alphabet phase's end, so the new elements are first met in short words; 0 = off.
+  int64_t handover_curriculum_steps = 0;
   std::vector<int64_t> eval_lengths = {64, 128, 256, 512, 1024};
   int64_t val_sequences = 256;
   int64_t test_sequences = 100;
@@ -35,6 +38,7 @@ struct WordsData {
         curriculum_steps(j.value("curriculum_steps", int64_t{0})),
         generator_steps(j.value("generator_steps", int64_t{0})),
         generator_ramp(j.value("generator_ramp", int64_t{0})),
+        handover_curriculum_steps(j.value("handover_curriculum_steps", int64_t{0})),
         eval_lengths(j.at("eval_lengths").get<std::vector<int64_t>>()),
         val_sequences(j.at("val_sequences").get<int64_t>()),
         test_sequences(j.at("test_sequences").get<int64_t>()) {}
@@ -48,6 +52,7 @@ struct WordsData {
     if (curriculum_steps > 0) j["curriculum_steps"] = curriculum_steps;  // only when set: older runs resolve as before
     if (generator_steps > 0) j["generator_steps"] = generator_steps;
     if (generator_ramp > 0) j["generator_ramp"] = generator_ramp;
+    if (handover_curriculum_steps > 0) j["handover_curriculum_steps"] = handover_curriculum_steps;
     return j;
   }
 };
@@ -89,6 +94,10 @@ nlohmann::json parse_words_data(ConfigReader& d, const std::string& dataset) {
   c.generator_ramp = d.get_int("generator_ramp", c.generator_ramp, 0);
   if (c.generator_ramp > 0 && c.generator_steps == 0)
     throw ConfigError("data.generator_ramp: a ramp out of the alphabet curriculum needs data.generator_steps > 0");
+  c.handover_curriculum_steps = d.get_int("handover_curriculum_steps", c.handover_curriculum_steps, 0);
+  if (c.handover_curriculum_steps > 0 && c.generator_steps == 0)
+    throw ConfigError("data.handover_curriculum_steps: a length curriculum from the alphabet curriculum's end needs "
+                      "data.generator_steps > 0");
   c.val_sequences = d.get_int("val_sequences", c.val_sequences, 1, 1000000);
   c.test_sequences = d.get_int("test_sequences", c.test_sequences, 1, 1000000);
   return c.resolved(dataset);
@@ -108,7 +117,8 @@ class WordsTraining : public TaskTraining {
         data_(d),
         run_(run),
         batcher_(task, run.batch, d.min_len, d.max_len, data::word_split_seed(run.seed, data::WordSplit::Train),
-                 d.curriculum_steps, d.generator_steps, d.generator_ramp) {}
+                 data::WordSchedule{d.curriculum_steps, d.generator_steps, d.generator_ramp,
+                                    d.handover_curriculum_steps}) {}
 
   data::Batch next() override {
     data::Batch b = batcher_.next();

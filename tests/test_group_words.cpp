@@ -128,7 +128,7 @@ TEST_CASE("group words: the standard generators generate the whole group") {
 
 TEST_CASE("group words: a length curriculum grows the longest length linearly, then draws as without it") {
   const WordTask task("S3");
-  data::WordBatcher cur(task, 2, 1, 64, 7, 10);  // 10 batches from 1..7 to 1..64
+  data::WordBatcher cur(task, 2, 1, 64, 7, {10});  // 10 batches from 1..7 to 1..64
   std::vector<int64_t> longest;
   for (int i = 0; i < 12; ++i) {
     longest.push_back(cur.longest());
@@ -139,22 +139,22 @@ TEST_CASE("group words: a length curriculum grows the longest length linearly, t
   // min_len + ceil(63 (i + 1) / 10): 1 + 7, 1 + 13, ..., 1 + 63 at i = 9, then max_len.
   CHECK(longest == std::vector<int64_t>{8, 14, 20, 27, 33, 39, 46, 52, 58, 64, 64, 64});
   // Its state carries the curriculum and resumes mid-way exactly.
-  data::WordBatcher a(task, 2, 1, 64, 3, 100);
+  data::WordBatcher a(task, 2, 1, 64, 3, {100});
   for (int i = 0; i < 5; ++i) a.next();
   const std::string saved = a.state();
   const data::Batch expected = a.next();
-  data::WordBatcher b(task, 2, 1, 64, 1, 100);
+  data::WordBatcher b(task, 2, 1, 64, 1, {100});
   b.set_state(saved);
   CHECK(b.batches_drawn() == 5);
   const data::Batch got = b.next();
   CHECK(got.inputs == expected.inputs);
   CHECK(b.longest() == a.longest());
-  data::WordBatcher other(task, 2, 1, 64, 1, 50);
+  data::WordBatcher other(task, 2, 1, 64, 1, {50});
   CHECK_THROWS_WITH_AS(other.set_state(saved),
                        "WordBatcher::set_state: the state was saved for B=2, lengths 1..64, curriculum 100 batches "
                        "but this batcher has B=2, lengths 1..64, curriculum 50 batches",
                        ValueError);
-  CHECK_THROWS_AS(data::WordBatcher(task, 2, 1, 64, 1, -1), ValueError);
+  CHECK_THROWS_AS(data::WordBatcher(task, 2, 1, 64, 1, {-1}), ValueError);
 }
 
 TEST_CASE("group words: an alphabet curriculum draws only the generators, then every element, and resumes exactly") {
@@ -162,7 +162,7 @@ TEST_CASE("group words: an alphabet curriculum draws only the generators, then e
   const std::vector<int32_t> gens = task.generator_symbols();
   CHECK(gens.size() == 3);
   CHECK(WordTask("A5", "generators").generator_symbols() == std::vector<int32_t>{0, 1, 2});
-  data::WordBatcher cur(task, 8, 1, 16, 5, 0, 4);
+  data::WordBatcher cur(task, 8, 1, 16, 5, {0, 4});
   for (int i = 0; i < 4; ++i) {
     const data::Batch b = cur.next();
     for (size_t k = 0; k < b.inputs.size(); ++k) {
@@ -179,21 +179,21 @@ TEST_CASE("group words: an alphabet curriculum draws only the generators, then e
     for (int32_t s : cur.next().inputs) later.insert(s);
   CHECK(later.size() > 40);  // every element is an input again (60 of them)
   // The state carries the alphabet curriculum and resumes mid-way exactly.
-  data::WordBatcher a(task, 2, 1, 64, 3, 10, 6);
+  data::WordBatcher a(task, 2, 1, 64, 3, {10, 6});
   for (int i = 0; i < 3; ++i) a.next();
   const std::string saved = a.state();
   std::vector<data::Batch> expected;
   for (int i = 0; i < 5; ++i) expected.push_back(a.next());
-  data::WordBatcher b(task, 2, 1, 64, 1, 10, 6);
+  data::WordBatcher b(task, 2, 1, 64, 1, {10, 6});
   b.set_state(saved);
   for (int i = 0; i < 5; ++i) CHECK(b.next().inputs == expected[static_cast<size_t>(i)].inputs);
-  data::WordBatcher other(task, 2, 1, 64, 1, 10, 7);
+  data::WordBatcher other(task, 2, 1, 64, 1, {10, 7});
   CHECK_THROWS_WITH_AS(other.set_state(saved),
                        "WordBatcher::set_state: the state was saved for B=2, lengths 1..64, curriculum 10 batches, "
                        "generators only for 6 batches but this batcher has B=2, lengths 1..64, curriculum 10 "
                        "batches, generators only for 7 batches",
                        ValueError);
-  CHECK_THROWS_AS(data::WordBatcher(task, 2, 1, 64, 1, 0, -1), ValueError);
+  CHECK_THROWS_AS(data::WordBatcher(task, 2, 1, 64, 1, {0, -1}), ValueError);
   Rng rng(1);
   const std::vector<int32_t> outside{60};
   CHECK_THROWS_AS(task.sample(rng, 1, 4, outside), ValueError);
@@ -203,7 +203,7 @@ TEST_CASE("group words: a ramp out of the alphabet curriculum mixes in every ele
   const WordTask task("A5");
   const std::vector<int32_t> gens = task.generator_symbols();
   // 2 generator batches, then a ramp of 3 (shares 1/4, 2/4, 3/4), then all elements.
-  data::WordBatcher ramp(task, 400, 64, 64, 11, 0, 2, 3);
+  data::WordBatcher ramp(task, 400, 64, 64, 11, {0, 2, 3});
   auto outside_share = [&](const data::Batch& b) {
     int64_t outside = 0;
     for (int32_t s : b.inputs) outside += std::find(gens.begin(), gens.end(), s) == gens.end();
@@ -221,21 +221,58 @@ TEST_CASE("group words: a ramp out of the alphabet curriculum mixes in every ele
   for (int i = 1; i <= 3; ++i) CHECK(std::abs(outside_share(ramp.next()) - 0.25 * i * 57.0 / 60.0) < 0.02);
   CHECK(std::abs(outside_share(ramp.next()) - 57.0 / 60.0) < 0.02);
   // The ramp is part of the state, and a batcher without it refuses that state.
-  data::WordBatcher a(task, 2, 1, 64, 3, 10, 4, 5);
+  data::WordBatcher a(task, 2, 1, 64, 3, {10, 4, 5});
   for (int i = 0; i < 5; ++i) a.next();
   const std::string saved = a.state();
   std::vector<data::Batch> expected;
   for (int i = 0; i < 6; ++i) expected.push_back(a.next());
-  data::WordBatcher b(task, 2, 1, 64, 1, 10, 4, 5);
+  data::WordBatcher b(task, 2, 1, 64, 1, {10, 4, 5});
   b.set_state(saved);
   for (int i = 0; i < 6; ++i) CHECK(b.next().inputs == expected[static_cast<size_t>(i)].inputs);
-  data::WordBatcher no_ramp(task, 2, 1, 64, 1, 10, 4);
+  data::WordBatcher no_ramp(task, 2, 1, 64, 1, {10, 4});
   CHECK_THROWS_AS(no_ramp.set_state(saved), ValueError);
-  CHECK_THROWS_WITH_AS(data::WordBatcher(task, 2, 1, 64, 1, 0, 0, 3),
+  CHECK_THROWS_WITH_AS(data::WordBatcher(task, 2, 1, 64, 1, {0, 0, 3}),
                        "WordBatcher: generator_ramp must be >= 0, and 0 without generator batches, got 3 with 0",
                        ValueError);
   Rng rng(1);
   CHECK_THROWS_AS(task.sample(rng, 1, 4, gens, 1.0), ValueError);
+}
+
+TEST_CASE("group words: a hand-over curriculum starts the lengths again at the alphabet phase's end") {
+  const WordTask task("A5");
+  const std::vector<int32_t> gens = task.generator_symbols();
+  // A 6-batch length curriculum over 1..64 and 3 generator batches, then a hand-over
+  // curriculum of 4 batches: from batch 3 the longest length is the shorter of
+  // 1 + ceil(63 (i + 1) / 6) and 1 + ceil(63 (j + 1) / 4), j = i - 3.
+  data::WordBatcher cur(task, 8, 1, 64, 5, {6, 3, 0, 4});
+  std::vector<int64_t> longest;
+  for (int i = 0; i < 9; ++i) {
+    longest.push_back(cur.longest());
+    const data::Batch b = cur.next();
+    CHECK(b.T <= longest.back());
+    const bool generators_only = std::all_of(b.inputs.begin(), b.inputs.end(), [&](int32_t s) {
+      return std::find(gens.begin(), gens.end(), s) != gens.end();
+    });
+    if (i < 3) CHECK(generators_only);
+  }
+  CHECK(longest == std::vector<int64_t>{12, 22, 33, 17, 33, 49, 64, 64, 64});
+  // The hand-over curriculum is part of the state; a batcher without it refuses that state.
+  data::WordBatcher a(task, 2, 1, 64, 3, {0, 4, 0, 10});
+  for (int i = 0; i < 6; ++i) a.next();
+  const std::string saved = a.state();
+  data::WordBatcher b(task, 2, 1, 64, 1, {0, 4, 0, 10});
+  b.set_state(saved);
+  CHECK(b.longest() == a.longest());
+  CHECK(b.next().inputs == a.next().inputs);
+  data::WordBatcher without(task, 2, 1, 64, 1, {0, 4});
+  CHECK_THROWS_WITH_AS(without.set_state(saved),
+                       "WordBatcher::set_state: the state was saved as words-v5 by a batcher with another schedule, but "
+                       "this batcher has B=2, lengths 1..64, curriculum 0 batches, generators only for 4 batches "
+                       "(words-v3)",
+                       ValueError);
+  CHECK_THROWS_WITH_AS(data::WordBatcher(task, 2, 1, 64, 1, {0, 0, 0, 5}),
+                       "WordBatcher: handover_curriculum must be >= 0, and 0 without generator batches, got 5 with 0",
+                       ValueError);
 }
 
 TEST_CASE("group words: batches are determined by the seed and the splits use disjoint seeds") {

@@ -146,6 +146,18 @@ TEST_CASE("word task configurations: bad values name the key and the value") {
     ramp["data"]["generator_ramp"] = -1;
     CHECK_THROWS_WITH_AS(train::parse_run_config(ramp), doctest::Contains("data.generator_ramp"), ConfigError);
   }
+  expect("handover_curriculum_steps", 100, {"data.handover_curriculum_steps", "data.generator_steps > 0"});
+  {
+    json handover = good;
+    handover["data"]["generator_steps"] = 20;
+    handover["data"]["handover_curriculum_steps"] = 40;
+    const train::RunConfig rh = train::parse_run_config(handover);
+    CHECK(rh.resolved()["data"]["handover_curriculum_steps"] == 40);
+    CHECK(train::parse_run_config(rh.resolved()).resolved() == rh.resolved());
+    handover["data"]["handover_curriculum_steps"] = -3;
+    CHECK_THROWS_WITH_AS(train::parse_run_config(handover), doctest::Contains("data.handover_curriculum_steps"),
+                         ConfigError);
+  }
   expect("val_frac", 0.1, {"val_frac"});  // a text-corpus key: unknown here
   json c = good;
   c["train"]["seq_len"] = 64;
