@@ -174,7 +174,9 @@ def fmt_paired(per_round, digits=2):
 
 
 def share_rows(run):
-    """Table 3's rows: (label, {family: median share}, exp products, FLOP per token, GFLOP/s)."""
+    """Table 3's rows: (label, {family: median share}, exp products, FLOP per token, GFLOP/s,
+    PyTorch's GFLOP/s). PyTorch runs the same model, so its rate is its median tokens/s times
+    liegrad's FLOP count per token (the model's useful work, whatever either side computes)."""
     table = []
     for label, stem, _ in run.rows():
         L = run.load(stem, "liegrad")
@@ -182,7 +184,9 @@ def share_rows(run):
         if not shares:
             continue
         row = {f: statistics.median(s.get(f, 0.0) for s in shares) for f in FAMILIES}
-        table.append((label, row, med(L, "exp_mean_products"), med(L, "flops_per_token"), med(L, "gflop_per_s")))
+        fpt, torch_tps = med(L, "flops_per_token"), med(run.load(stem, "torch"), "tokens_per_s")
+        torch_gflops = fpt * torch_tps / 1e9 if fpt and torch_tps else None
+        table.append((label, row, med(L, "exp_mean_products"), fpt, med(L, "gflop_per_s"), torch_gflops))
     return table
 
 
@@ -317,16 +321,20 @@ def shares_table(run):
     table, peak = share_rows(run), run.gemm_peak()
     if not table:
         return []
-    used = [f for f in FAMILIES if any(r[f] >= 0.005 for _, r, _, _, _ in table)]
+    used = [f for f in FAMILIES if any(r[f] >= 0.005 for _, r, _, _, _, _ in table)]
     out = ["", "Share of a liegrad training step per op family, the exponentials' mean forward products, and the "
-           "FLOP rate against the float GEMM peak of this run (%s GFLOP/s; medians over rounds):" % fmt(peak, 1), ""]
-    out += family_table_head(used, ["exp products", "FLOP per token", "GFLOP/s", "of peak"])
-    for label, row, prods, fpt, gflops in table:
-        out.append("| %s | %s | %s | %s | %s | %s |" % (
+           "FLOP rate against the float GEMM peak of this run (%s GFLOP/s; medians over rounds), with PyTorch's "
+           "rate on the same FLOP count beside it:" % fmt(peak, 1), ""]
+    out += family_table_head(used, ["exp products", "FLOP per token", "GFLOP/s", "of peak", "PyTorch of peak"])
+
+    def of_peak(gflops):
+        return "—" if gflops is None or not peak else "%.2f" % (gflops / peak)
+
+    for label, row, prods, fpt, gflops, torch_gflops in table:
+        out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
             label, " | ".join("%.0f%%" % (100 * row[f]) for f in used),
             "—" if not prods else "%.2f" % prods, "—" if not fpt else fmt(fpt),
-            "—" if gflops is None else "%.1f" % gflops,
-            "—" if gflops is None or not peak else "%.2f" % (gflops / peak)))
+            "—" if gflops is None else "%.1f" % gflops, of_peak(gflops), of_peak(torch_gflops)))
     return out
 
 

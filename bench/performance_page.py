@@ -108,7 +108,8 @@ class Figures:
     def __init__(self, run):
         self.run = run
         self.values = {}
-        self.shares = {label: (row, prods, fpt, gflops) for label, row, prods, fpt, gflops in ct.share_rows(run)}
+        self.shares = {label: (row, prods, fpt, gflops) for label, row, prods, fpt, gflops, _ in ct.share_rows(run)}
+        self.torch_gflops = {label: t for label, _, _, _, _, t in ct.share_rows(run) if t is not None}
         self.roof = {label: (fam, step, peak, bw) for label, fam, step, peak, bw in ct.roofline_rows(run)}
         self.peak = run.gemm_peak()
         self.models = {label: (run.load(stem, "liegrad") or [{}])[0].get("model") for label, stem, _ in run.rows()}
@@ -198,6 +199,10 @@ class Figures:
                  small_share=span_pct(small), tangent_share=span_pct(tangent),
                  osm_of_peak=span(list(osm_peak.values())),
                  transformer_of_peak="%.2f" % self.of_peak("transformer"), lstm_of_peak="%.2f" % self.of_peak("lstm"),
+                 torch_osm_of_peak=span([self.torch_gflops[label] / self.peak for label in self.osm
+                                         if label in self.torch_gflops]),
+                 torch_transformer_of_peak="%.2f" % (self.torch_gflops["transformer"] / self.peak),
+                 torch_lstm_of_peak="%.2f" % (self.torch_gflops["lstm"] / self.peak),
                  lowest_of_peak=" and ".join("%s %.2f" % (readable(label), osm_peak[label]) for label in lowest),
                  transformer_dense=pct(self.shares["transformer"][0]["dense"]),
                  lstm_dense=pct(self.shares["lstm"][0]["dense"]))
