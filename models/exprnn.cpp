@@ -14,6 +14,7 @@
 #include "groups/group_ops.hpp"
 #include "kernels/exprnn_scan.hpp"
 #include "core/config.hpp"
+#include "core/errors.hpp"
 #include "models/param_search.hpp"
 
 namespace liegrad::models {
@@ -69,24 +70,60 @@ ag::Var<T> ExpRnn<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int
   return add(matmul(all, head_w_), head_b_);  // (B,T,C)
 }
 
+namespace {
+
+// out (n) += sum_k s[k] W[k, :] for W (rows, n): a row vector times a matrix as rows
+// scaled and added, whose inner loop vectorises (out never overlaps s or W; the pragma
+// because -O2's cost model keeps a loop of unknown length scalar).
+template <class T>
+void axpy_rows(int64_t rows, int64_t n, const T* __restrict s, const T* __restrict W, T* __restrict out) {
+  for (int64_t k = 0; k < rows; ++k) {
+    const T sk = s[k];
+    const T* __restrict w = W + k * n;
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) out[j] += sk * w[j];
+  }
+}
+
+}  // namespace
+
 template <class T>
 Array<T> ExpRnn<T>::decode_step(int32_t symbol, DecodingCache<T>& cache) {
   using namespace ag;
   NoGrad no_grad;
-  const int64_t h = hidden_;
-  if (cache.positions == 0 || cache.constants.empty()) {  // a new stream: exp(A) once
+  const int64_t h = hidden_, C = this->C_, V = input_.value().shape()[0];
+  if (cache.positions == 0 || cache.constants.empty()) {  // a new stream: exp(A)^T once
     cache.clear();
-    cache.constants.push_back(Var<T>::constant(reshape(groups::expm(groups::hat(*group_, transition_)), Shape{h, h}).value()));
+    const Array<T> Q = reshape(groups::expm(groups::hat(*group_, transition_)), Shape{h, h}).value();
+    Array<T> Qt(Shape{h, h});
+    for (int64_t i = 0; i < h; ++i)
+      for (int64_t j = 0; j < h; ++j) Qt[j * h + i] = Q[i * h + j];
+    cache.constants.push_back(Var<T>::constant(std::move(Qt)));
     cache.layers.assign(1, std::vector<T>(static_cast<size_t>(h), T(0)));  // h_0 = 0
   }
-  std::vector<T>& state = cache.layers[0];
-  Array<T> h0(Shape{1, h});
-  std::copy(state.begin(), state.end(), h0.data());
-  const Var<T> x = embedding(input_, {symbol}, {1, 1});  // (1,1,h); throws for a symbol outside the vocabulary
-  const Var<T> next = kernels::exprnn_scan(x, cache.constants[0], bias_, Var<T>::constant(std::move(h0)));  // (1,1,h)
-  std::copy(next.value().data(), next.value().data() + h, state.begin());
+  if (symbol < 0 || symbol >= V)  // as the forward's embedding says it
+    throw ValueError("embedding: id " + std::to_string(symbol) + " outside the table's " + std::to_string(V) + " rows");
+  // One step of kernels::exprnn_scan's recurrence for one lane, then the head, as plain
+  // loops: at batch 1 the tape ops' allocations and dispatch cost more than the work.
+  // Both products run as sums of rows scaled by the state (contiguous, so they vectorise
+  // without reassociating a dot product).
+  const T* Qt = cache.constants[0].value().data();                        // Q^T, (h,h)
+  const T* x = input_.value().data() + static_cast<int64_t>(symbol) * h;  // U e_x, (h)
+  const T* bias = bias_.value().data();                                   // (h)
+  std::vector<T>& state = cache.layers[0];                                // h_{t-1}, then h_t, (h)
+  std::vector<T> z(x, x + h);
+  // z = x + h_{t-1} Q^T, row k of Q^T scaled by h_{t-1}[k]; restrict: z is its own buffer
+  // (without it the compiler keeps the loop scalar in case z and Q^T overlap).
+  axpy_rows(h, h, state.data(), Qt, z.data());
+  for (int64_t j = 0; j < h; ++j) {  // modrelu: sign(z) max(|z| + b, 0), sign(0) = +1
+    const T zj = z[static_cast<size_t>(j)], r = std::max(std::abs(zj) + bias[j], T(0));
+    state[static_cast<size_t>(j)] = zj >= T(0) ? r : -r;
+  }
   cache.positions += 1;
-  return add(matmul(next, head_w_), head_b_).value().reshaped(Shape{this->C_});
+  Array<T> logits(Shape{C});  // h_t W + c, W (h,C) row by row
+  std::copy(head_b_.value().data(), head_b_.value().data() + C, logits.data());
+  axpy_rows(h, C, state.data(), head_w_.value().data(), logits.data());
+  return logits;
 }
 
 template class ExpRnn<float>;
