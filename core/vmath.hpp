@@ -1,5 +1,5 @@
 // Vectorised element-wise math on float arrays (the hot loops of softmax and the
-// LSTM gates), with scalar std:: versions for double. With SIMD (core/simd.hpp:
+// LSTM gates) and the dot product of two rows, with scalar std:: versions for double. With SIMD (core/simd.hpp:
 // AVX-512 or AVX2+FMA), exp is the Cephes single-precision scheme: x = n ln2 + r,
 // |r| <= ln2/2, e^r by a degree-6 polynomial (relative error ~1.2e-7, about one float
 // ulp), 2^n applied by simd::ldexp (which underflows to 0 and overflows to inf
@@ -58,6 +58,47 @@ inline void map_v(int64_t len, const float* x, const float* z, float* y, F f) {
   }
 }
 #endif
+
+// <a, b> over len entries. For float with SIMD, two vector accumulators (one FMA chain's
+// latency would be the loop's time; a plain `acc +=` loop is not vectorised at all
+// without -ffast-math, since it fixes the order of the sum) and the tail under a mask.
+#if LIEGRAD_SIMD
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+inline float dot_array(int64_t len, const float* a, const float* b) {
+#if LIEGRAD_SIMD
+  using namespace simd;
+  V acc0 = zero(), acc1 = zero();
+  int64_t j = 0;
+  for (; j + 2 * kLanes <= len; j += 2 * kLanes) {
+    acc0 = fmadd(load(a + j), load(b + j), acc0);
+    acc1 = fmadd(load(a + j + kLanes), load(b + j + kLanes), acc1);
+  }
+  if (j + kLanes <= len) {
+    acc0 = fmadd(load(a + j), load(b + j), acc0);
+    j += kLanes;
+  }
+  if (j < len) {
+    const Mask m = tail_mask(len - j);  // masked loads give 0 in the other lanes
+    acc1 = fmadd(load(m, a + j), load(m, b + j), acc1);
+  }
+  return reduce_add(add(acc0, acc1));
+#else
+  float acc = 0;
+  for (int64_t j = 0; j < len; ++j) acc += a[j] * b[j];
+  return acc;
+#endif
+}
+#if LIEGRAD_SIMD
+#pragma GCC diagnostic pop
+#endif
+inline double dot_array(int64_t len, const double* a, const double* b) {
+  double acc = 0;
+  for (int64_t j = 0; j < len; ++j) acc += a[j] * b[j];
+  return acc;
+}
 
 // y[i] = exp(x[i]) (in place allowed).
 inline void exp_array(int64_t len, const float* x, float* y) {

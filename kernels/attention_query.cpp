@@ -4,18 +4,12 @@
 #include <algorithm>
 
 #include "core/errors.hpp"
+#include "core/vmath.hpp"
 #include "kernels/causal_softmax.hpp"
 
 namespace liegrad::kernels {
 
 namespace {
-template <class T>
-T dot(const T* a, const T* b, int64_t n) {
-  T acc = 0;
-  for (int64_t c = 0; c < n; ++c) acc += a[c] * b[c];
-  return acc;
-}
-
 void check_query(int64_t P, int64_t D, int64_t heads, size_t slopes, const char* what) {
   if (P < 1 || D < 1 || heads < 1)
     throw ShapeError(std::string(what) + ": needs P >= 1 cached rows, width D >= 1 and heads >= 1, got P = " +
@@ -37,15 +31,11 @@ void multi_head_query(const T* q, const T* K, const T* V, int64_t P, int64_t D, 
   std::vector<T> p(static_cast<size_t>(P));
   for (int64_t k = 0; k < heads; ++k) {
     const int64_t c0 = k * e;
-    for (int64_t j = 0; j < P; ++j) p[static_cast<size_t>(j)] = dot(q + c0, K + j * D + c0, e);
+    for (int64_t j = 0; j < P; ++j) p[static_cast<size_t>(j)] = vm::dot_array(e, q + c0, K + j * D + c0);
     causal_softmax_row(i, p.data(), scale, slopes.empty() ? T(0) : slopes[static_cast<size_t>(k)], p.data());
     T* o = out + c0;
     std::fill(o, o + e, T(0));
-    for (int64_t j = 0; j < P; ++j) {
-      const T pj = p[static_cast<size_t>(j)];
-      const T* v = V + j * D + c0;
-      for (int64_t c = 0; c < e; ++c) o[c] += pj * v[c];
-    }
+    for (int64_t j = 0; j < P; ++j) add_scaled_row(e, p[static_cast<size_t>(j)], V + j * D + c0, o);
   }
 }
 
@@ -56,7 +46,7 @@ void mean_head_query(const T* X, int64_t P, int64_t D, const std::vector<T>& bet
   check_query(P, D, h, slopes.size(), "mean_head_query");
   const T* x = X + i * D;
   std::vector<T> S(static_cast<size_t>(P)), p(static_cast<size_t>(P)), abar(static_cast<size_t>(P), T(0));
-  for (int64_t j = 0; j < P; ++j) S[static_cast<size_t>(j)] = s * dot(x, X + j * D, D);
+  for (int64_t j = 0; j < P; ++j) S[static_cast<size_t>(j)] = s * vm::dot_array(D, x, X + j * D);
   const T inv_h = T(1) / static_cast<T>(h);
   for (int64_t k = 0; k < h; ++k) {
     causal_softmax_row(i, S.data(), beta[static_cast<size_t>(k)], slopes.empty() ? T(0) : slopes[static_cast<size_t>(k)],
@@ -64,11 +54,7 @@ void mean_head_query(const T* X, int64_t P, int64_t D, const std::vector<T>& bet
     add_scaled_row(P, inv_h, p.data(), abar.data());
   }
   std::fill(out, out + D, T(0));
-  for (int64_t j = 0; j < P; ++j) {
-    const T a = abar[static_cast<size_t>(j)];
-    const T* xj = X + j * D;
-    for (int64_t c = 0; c < D; ++c) out[c] += a * xj[c];
-  }
+  for (int64_t j = 0; j < P; ++j) add_scaled_row(D, abar[static_cast<size_t>(j)], X + j * D, out);
 }
 
 template void multi_head_query(const float*, const float*, const float*, int64_t, int64_t, int,

@@ -13,6 +13,7 @@
 #include "core/prefetch.hpp"
 #include "core/profile.hpp"
 #include "core/small_gemm.hpp"
+#include "core/vmath.hpp"
 #include "groups/expm_kernel.hpp"
 #include "kernels/mixing.hpp"
 #include "groups/group_ops.hpp"
@@ -24,9 +25,10 @@ using namespace groups;
 namespace {
 
 constexpr int64_t kChunk = 16;
+constexpr int64_t kDirectMixingRows = 4;  // below this many tokens the forward mixes with Gamma itself, not Gamma^T
 
 // One term Gamma_k vee(H* P_k) of the tangent: its target, its Gamma (null: identity
-// mixing), Gamma^T for the forward, and where its gradients go (null: none). Two targets
+// mixing), Gamma^T for the forward (or Gamma itself, for a few rows), and where its gradients go (null: none). Two targets
 // that share one Gamma are one term with a second target P2: Gamma vee(H* P) + Gamma
 // vee(H* P2) = Gamma vee(H* (P + P2)) (vee and H* are linear), so the pair costs one
 // product and one mixing, not two (the OSMFormer's combined grounding with one shared
@@ -98,7 +100,7 @@ void forward(const Group& g, int64_t N, const T* H, const std::vector<Term<T>>& 
   sv.m = m;
   sv.r.clear();
   for (size_t k = 0; k < terms.size(); ++k) sv.r.emplace_back(N * m);
-  const bool mixed = terms.size() > 1 || terms[0].gammaT;
+  const bool mixed = terms.size() > 1 || terms[0].gammaT || terms[0].gamma;
   if (mixed) sv.u = Buffer<T>(N * m);
   sv.E = Buffer<T>(N * nn);
   sv.plans.assign(static_cast<size_t>(N), ExpmPlan{});
@@ -125,6 +127,12 @@ void forward(const Group& g, int64_t N, const T* H, const std::vector<Term<T>>& 
         const T* rk = sv.r[k].data() + i0 * m;
         if (terms[k].gammaT) {
           small_gemm_ld<T>(false, false, i1 - i0, m, m, T(1), rk, m, terms[k].gammaT, m, k == 0 ? T(0) : T(1), u, m);
+        } else if (terms[k].gamma) {  // a few rows: u_i = Gamma r_i, a dot product per row of Gamma
+          for (int64_t i = 0; i < i1 - i0; ++i)
+            for (int64_t a = 0; a < m; ++a) {
+              const T v = vm::dot_array(m, terms[k].gamma + a * m, rk + i * m);
+              u[i * m + a] = k == 0 ? v : u[i * m + a] + v;
+            }
         } else {
           for (int64_t j = 0; j < (i1 - i0) * m; ++j) u[j] = k == 0 ? rk[j] : u[j] + rk[j];
         }
@@ -283,12 +291,21 @@ ag::Var<T> update_op(const Group& g, const ag::Var<T>& H, const std::vector<std:
   const bool merged = pairs.size() == 2 && (pairs[0].second.defined() ? pairs[0].second.same(pairs[1].second)
                                                                       : !pairs[1].second.defined());
   const size_t K = merged ? 1 : pairs.size();
+  // Gamma^T lets a chunk's rows mix in one small product; for a few rows (incremental
+  // decoding, N = 1) transposing the m x m Gamma costs more than the rows' own products,
+  // so they take Gamma as it is, a dot product per row of it.
+  const bool direct = N < kDirectMixingRows;
   std::vector<Array<T>> gammaT;
   std::vector<Term<T>> terms(K);
-  for (size_t k = 0; k < K; ++k) gammaT.push_back(gamma_transposed(pairs[k].second));
+  if (!direct)
+    for (size_t k = 0; k < K; ++k) gammaT.push_back(gamma_transposed(pairs[k].second));
   for (size_t k = 0; k < K; ++k) {
     terms[k].P = pairs[k].first.value().data();
-    terms[k].gammaT = pairs[k].second.defined() ? gammaT[k].data() : nullptr;
+    if (!pairs[k].second.defined()) continue;
+    if (direct)
+      terms[k].gamma = pairs[k].second.value().data();
+    else
+      terms[k].gammaT = gammaT[k].data();
   }
   if (merged) terms[0].P2 = pairs[1].first.value().data();
   auto sv = std::make_shared<Saved<T>>();
@@ -353,7 +370,9 @@ std::vector<ag::OpCheck> update_op_checks() {
     std::shared_ptr<const Group> g = make_group(spec);
     const int64_t n = g->n(), m = g->dim();
     for (const bool mixed : {false, true}) {
-      for (const int64_t N : {int64_t(3), int64_t(37)}) {  // 37: several chunks, a partial last one
+      // 3: mixing with Gamma itself (N < kDirectMixingRows); 37: with Gamma^T, several
+      // chunks, a partial last one.
+      for (const int64_t N : {int64_t(3), int64_t(37)}) {
         const std::string name = std::string("group ") + g->name() + " relative_update" + (mixed ? " (Gamma)" : "") +
                                  " N=" + std::to_string(N);
         c.push_back({name, [=](Rng& rng) {

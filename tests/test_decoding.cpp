@@ -196,21 +196,19 @@ TEST_CASE("incremental decoding is what a full forward of a longer window gives 
   CHECK_THROWS(m->incremental_decoding()->decode_step(7, cache));  // outside the vocabulary
 }
 
-// sample_text's draw written out (temperature 1, whole vocabulary): softmax weights in
-// descending order of the logits row (V), one uniform per symbol.
+// sample_text's draw written out (temperature 1, whole vocabulary): softmax weights of
+// the logits row (V) in the order of the ids, one uniform per symbol.
 static int32_t draw_by_hand(const float* row, int64_t V, Rng& rng) {
-  std::vector<int32_t> order(static_cast<size_t>(V));
-  for (int32_t c = 0; c < V; ++c) order[static_cast<size_t>(c)] = c;
-  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+  const double top = *std::max_element(row, row + V);
   std::vector<double> w;
   double total = 0;
-  for (int32_t c : order) total += w.emplace_back(std::exp(row[c] - row[order[0]]));
+  for (int32_t c = 0; c < V; ++c) total += w.emplace_back(std::exp(row[c] - top));
   double u = rng.uniform() * total;
-  for (size_t c = 0; c < order.size(); ++c) {
-    u -= w[c];
-    if (u <= 0) return order[c];
+  for (int32_t c = 0; c < V; ++c) {
+    u -= w[static_cast<size_t>(c)];
+    if (u <= 0) return c;
   }
-  return order.back();
+  return static_cast<int32_t>(V - 1);
 }
 
 TEST_CASE("a recurrent model's cached sampling draws what one forward over the whole text gives") {
@@ -243,6 +241,36 @@ TEST_CASE("a recurrent model's cached sampling draws what one forward over the w
       expected += vocab.symbol(next);
     }
     CHECK(cached == expected);
+  }
+}
+
+TEST_CASE("top_k draws among the k largest logits only; top_k = 1 is greedy") {
+  // Written out from one forward over the whole text per symbol: with k = 1 every symbol
+  // is the argmax of its row; with k = 2 every symbol is one of its row's two largest.
+  const data::Vocab vocab = data::Vocab::from_symbols("abcdefg\n");
+  auto m = models::make_model<float>(recurrent_decoding_configs()[0], vocab.size(), 5);
+  perturb(*m, 0.5, 9);
+  ag::NoGrad no_grad;
+  const int64_t V = vocab.size();
+  for (int64_t k : {1, 2}) {
+    CAPTURE(k);
+    train::SampleOptions opt;
+    opt.length = 40;
+    opt.seed = 3;
+    opt.top_k = k;
+    const std::string text = train::sample_text(*m, vocab, "abc", opt);
+    REQUIRE(text.size() == 43);
+    m->set_training(false);
+    for (size_t i = 3; i < text.size(); ++i) {
+      const std::vector<int32_t> ids = vocab.encode(text.substr(0, i));
+      models::RecurrentState<float> state;
+      const ag::Varf logits = m->forward(ids, 1, static_cast<int64_t>(ids.size()), &state);
+      const float* row = logits.value().data() + (static_cast<int64_t>(ids.size()) - 1) * V;
+      const int32_t drawn = vocab.encode(std::string(1, text[i]))[0];
+      int64_t larger = 0;  // how many logits exceed the drawn one's
+      for (int64_t c = 0; c < V; ++c) larger += row[c] > row[drawn];
+      CHECK(larger < k);
+    }
   }
 }
 

@@ -12,22 +12,31 @@
 namespace liegrad::train {
 
 namespace {
-// Draws an id from logits (V) / temperature, keeping the top_k largest.
+// Draws an id from logits (V) / temperature by inverse transform sampling: one uniform
+// u in [0, total) and the first id whose running sum of weights exp((l - max) / t)
+// reaches it. With top_k the candidates are the k largest logits in descending order;
+// over the whole vocabulary they are the ids in order (sorting them would cost more than
+// a small model's decoding step, and the distribution is the same).
 int32_t draw(const float* logits, int64_t V, const SampleOptions& opt, Rng& rng) {
-  std::vector<int32_t> ids(static_cast<size_t>(V));
-  std::iota(ids.begin(), ids.end(), 0);
-  int64_t k = opt.top_k > 0 ? std::min(opt.top_k, V) : V;
-  std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
-  const double top = logits[ids[0]];
+  const int64_t k = opt.top_k > 0 ? std::min(opt.top_k, V) : V;
+  std::vector<int32_t> ids;
+  if (k < V) {
+    ids.resize(static_cast<size_t>(V));
+    std::iota(ids.begin(), ids.end(), 0);
+    std::partial_sort(ids.begin(), ids.begin() + k, ids.end(),
+                      [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+  }
+  const auto id = [&](int64_t i) { return ids.empty() ? static_cast<int32_t>(i) : ids[static_cast<size_t>(i)]; };
+  const double top = ids.empty() ? *std::max_element(logits, logits + V) : logits[ids[0]];
   std::vector<double> w(static_cast<size_t>(k));
   double total = 0;
-  for (int64_t i = 0; i < k; ++i) total += w[static_cast<size_t>(i)] = std::exp((logits[ids[static_cast<size_t>(i)]] - top) / opt.temperature);
+  for (int64_t i = 0; i < k; ++i) total += w[static_cast<size_t>(i)] = std::exp((logits[id(i)] - top) / opt.temperature);
   double u = rng.uniform() * total;
   for (int64_t i = 0; i < k; ++i) {
     u -= w[static_cast<size_t>(i)];
-    if (u <= 0) return ids[static_cast<size_t>(i)];
+    if (u <= 0) return id(i);
   }
-  return ids[static_cast<size_t>(k - 1)];
+  return id(k - 1);
 }
 }  // namespace
 
