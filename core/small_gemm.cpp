@@ -43,7 +43,7 @@ inline void transpose_tile8(int64_t r, int64_t c, const float* in, int64_t ldi, 
   __m256 x[8], t[8];
 #pragma GCC unroll 8
   for (int i = 0; i < 8; ++i) x[i] = full ? simd::load(in + i * ldi) : i < r ? simd::load(cm, in + i * ldi) : _mm256_setzero_ps();
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int i = 0; i < 8; i += 2) {
     t[i] = _mm256_unpacklo_ps(x[i], x[i + 1]);
     t[i + 1] = _mm256_unpackhi_ps(x[i], x[i + 1]);
@@ -56,7 +56,7 @@ inline void transpose_tile8(int64_t r, int64_t c, const float* in, int64_t ldi, 
     x[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
   }
   // x[4h + p] holds, in each 128-bit lane, column p (lane 0) / 4 + p (lane 1) of rows 4h..4h+3.
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int p = 0; p < 4; ++p) {
     t[p] = _mm256_permute2f128_ps(x[p], x[4 + p], 0x20);
     t[4 + p] = _mm256_permute2f128_ps(x[p], x[4 + p], 0x31);
@@ -132,25 +132,25 @@ inline void block(int64_t K, const float* A, int64_t rsa_runtime, int64_t csa, c
   V acc[RB][W];
 #pragma GCC unroll 32
   for (int r = 0; r < RB; ++r)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int w = 0; w < W; ++w) acc[r][w] = simd::zero();
   for (int64_t k = 0; k < K; ++k) {
     V b[W];
     const float* bk = B + k * ldb;
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int w = 0; w < W; ++w) b[w] = (!Masked || w + 1 < W) ? simd::load(bk + L * w) : simd::load(tail, bk + L * w);
     const float* ak = A + k * csa;
 #pragma GCC unroll 32
     for (int r = 0; r < RB; ++r) {
       const V a = simd::set1(ak[r * rsa]);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int w = 0; w < W; ++w) acc[r][w] = simd::fmadd(a, b[w], acc[r][w]);
     }
   }
   const V va = simd::set1(alpha), vb = simd::set1(beta);
 #pragma GCC unroll 32
   for (int r = 0; r < RB; ++r)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int w = 0; w < W; ++w) {
       float* c = C + r * ldc + L * w;
       const bool masked = Masked && w + 1 == W;
@@ -208,9 +208,44 @@ void panel_any(int64_t M, int64_t K, const float* A, int64_t rsa, int64_t csa, c
     panel<W, true>(M, K, A, rsa, csa, B, ldb, C, ldc, simd::tail_mask(width - L * (W - 1)), alpha, beta);
 }
 
+// A single row of C (M = 1: a model's step for one symbol when decoding at batch 1) in
+// panels of up to kRowPanel columns. A four-vector panel gives the row four
+// accumulators, and each step k's FMAs wait for the previous step's (four cycles), so
+// the row ran at about one FMA per cycle; eight vectors (with 32 registers) keep both
+// FMA ports busy. Each element still sums over k in the same order, so the bits are
+// those of the four-vector panels.
+constexpr int64_t kRowPanel = (simd::kRegisters == 32 ? 8 : 4) * L;
+template <int W>
+void row_panel(int64_t K, float alpha, const float* A, int64_t csa, const float* B, int64_t ldb, float beta, float* C,
+               int64_t width) {
+  if (width == L * W)
+    block<W, 1, false, true>(K, A, 1, csa, B, ldb, C, 0, simd::tail_mask(L), alpha, beta);
+  else
+    block<W, 1, true, true>(K, A, 1, csa, B, ldb, C, 0, simd::tail_mask(width - L * (W - 1)), alpha, beta);
+}
+void gemm_row(int64_t N, int64_t K, float alpha, const float* A, int64_t csa, const float* B, int64_t ldb,
+              float beta, float* C) {
+  for (int64_t j0 = 0; j0 < N; j0 += kRowPanel) {
+    const int64_t nj = std::min<int64_t>(kRowPanel, N - j0);
+    const float* Bp = B + j0;
+    float* Cp = C + j0;
+    switch ((nj + L - 1) / L) {
+      case 1: row_panel<1>(K, alpha, A, csa, Bp, ldb, beta, Cp, nj); break;
+      case 2: row_panel<2>(K, alpha, A, csa, Bp, ldb, beta, Cp, nj); break;
+      case 3: row_panel<3>(K, alpha, A, csa, Bp, ldb, beta, Cp, nj); break;
+      case 4: row_panel<4>(K, alpha, A, csa, Bp, ldb, beta, Cp, nj); break;
+      case 5: row_panel<5>(K, alpha, A, csa, Bp, ldb, beta, Cp, nj); break;
+      case 6: row_panel<6>(K, alpha, A, csa, Bp, ldb, beta, Cp, nj); break;
+      case 7: row_panel<7>(K, alpha, A, csa, Bp, ldb, beta, Cp, nj); break;
+      default: row_panel<8>(K, alpha, A, csa, Bp, ldb, beta, Cp, nj); break;
+    }
+  }
+}
+
 // C = alpha op(A) B + beta C with B (K x N) dense rows, any N (panels of kPanel columns).
 void gemm_rows(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t rsa, int64_t csa,
                const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  if (M == 1) return gemm_row(N, K, alpha, A, csa, B, ldb, beta, C);
   for (int64_t j0 = 0; j0 < N; j0 += kPanel) {
     const int64_t nj = std::min<int64_t>(kPanel, N - j0);
     const int W = static_cast<int>((nj + L - 1) / L);

@@ -10,6 +10,7 @@
 
 #include "autograd/ops.hpp"
 #include "core/profile.hpp"
+#include "core/small_gemm.hpp"
 #include "groups/expm.hpp"
 #include "groups/group_ops.hpp"
 #include "kernels/exprnn_scan.hpp"
@@ -72,17 +73,13 @@ ag::Var<T> ExpRnn<T>::forward(const std::vector<int32_t>& inputs, int64_t B, int
 
 namespace {
 
-// out (n) += sum_k s[k] W[k, :] for W (rows, n): a row vector times a matrix as rows
-// scaled and added, whose inner loop vectorises (out never overlaps s or W; the pragma
-// because -O2's cost model keeps a loop of unknown length scalar).
+// out (n) += s W for s (rows) and W (rows, n): one row of C through the register-blocked
+// small product (accumulators for up to 64 columns of out held in vector registers while
+// the rows of W stream past). The plain loop `out[j] += s[k] W[k, j]` that it replaces
+// stored out back to memory for every k: one store per 8 floats, the step's bound.
 template <class T>
-void axpy_rows(int64_t rows, int64_t n, const T* __restrict s, const T* __restrict W, T* __restrict out) {
-  for (int64_t k = 0; k < rows; ++k) {
-    const T sk = s[k];
-    const T* __restrict w = W + k * n;
-#pragma omp simd
-    for (int64_t j = 0; j < n; ++j) out[j] += sk * w[j];
-  }
+void row_times_matrix(int64_t rows, int64_t n, const T* s, const T* W, T* out) {
+  small_gemm_ld<T>(false, false, 1, n, rows, T(1), s, rows, W, n, T(1), out, n);
 }
 
 }  // namespace
@@ -103,18 +100,16 @@ Array<T> ExpRnn<T>::decode_step(int32_t symbol, DecodingCache<T>& cache) {
   }
   if (symbol < 0 || symbol >= V)  // as the forward's embedding says it
     throw ValueError("embedding: id " + std::to_string(symbol) + " outside the table's " + std::to_string(V) + " rows");
-  // One step of kernels::exprnn_scan's recurrence for one lane, then the head, as plain
-  // loops: at batch 1 the tape ops' allocations and dispatch cost more than the work.
-  // Both products run as sums of rows scaled by the state (contiguous, so they vectorise
-  // without reassociating a dot product).
+  // One step of kernels::exprnn_scan's recurrence for one lane, then the head, without
+  // the tape: at batch 1 the tape ops' allocations and dispatch cost more than the work.
+  // Both products are one row times a matrix (row_times_matrix).
   const T* Qt = cache.constants[0].value().data();                        // Q^T, (h,h)
   const T* x = input_.value().data() + static_cast<int64_t>(symbol) * h;  // U e_x, (h)
   const T* bias = bias_.value().data();                                   // (h)
   std::vector<T>& state = cache.layers[0];                                // h_{t-1}, then h_t, (h)
   std::vector<T> z(x, x + h);
-  // z = x + h_{t-1} Q^T, row k of Q^T scaled by h_{t-1}[k]; restrict: z is its own buffer
-  // (without it the compiler keeps the loop scalar in case z and Q^T overlap).
-  axpy_rows(h, h, state.data(), Qt, z.data());
+  // z = x + h_{t-1} Q^T
+  row_times_matrix(h, h, state.data(), Qt, z.data());
   for (int64_t j = 0; j < h; ++j) {  // modrelu: sign(z) max(|z| + b, 0), sign(0) = +1
     const T zj = z[static_cast<size_t>(j)], r = std::max(std::abs(zj) + bias[j], T(0));
     state[static_cast<size_t>(j)] = zj >= T(0) ? r : -r;
@@ -122,7 +117,7 @@ Array<T> ExpRnn<T>::decode_step(int32_t symbol, DecodingCache<T>& cache) {
   cache.positions += 1;
   Array<T> logits(Shape{C});  // h_t W + c, W (h,C) row by row
   std::copy(head_b_.value().data(), head_b_.value().data() + C, logits.data());
-  axpy_rows(h, C, state.data(), head_w_.value().data(), logits.data());
+  row_times_matrix(h, C, state.data(), head_w_.value().data(), logits.data());
   return logits;
 }
 

@@ -139,6 +139,31 @@ TEST_CASE("sgemm_small gives the same bits for op(A) = A and for A stored transp
   CHECK(differ == 0);
 }
 
+TEST_CASE("sgemm_small's single-row panels give each row the bits of the same row in a larger product") {
+  // M = 1 (decoding at batch 1) runs panels of up to eight vectors (core/small_gemm.cpp
+  // gemm_row), larger M four; both sum over k in the same order, so row i of an M-row
+  // product and the one-row product of A's row i must agree bit for bit. N covers one to
+  // eight vectors, a masked tail and two panels; beta 0 and 1.
+  Rng rng(17);
+  int differ = 0, cases = 0;
+  for (int64_t N : {7, 16, 65, 128, 130, 335})
+    for (int64_t K : {5, 335})
+      for (float beta : {0.0f, 1.0f}) {
+        const int64_t M = 3;
+        auto A = normals(rng, M * K), B = normals(rng, K * N), C0 = normals(rng, M * N);
+        std::vector<float> C = C0;
+        sgemm_small(false, false, M, N, K, 1.0f, A.data(), K, B.data(), N, beta, C.data(), N);
+        for (int64_t i = 0; i < M; ++i) {
+          std::vector<float> row(C0.begin() + i * N, C0.begin() + (i + 1) * N);
+          sgemm_small(false, false, 1, N, K, 1.0f, A.data() + i * K, K, B.data(), N, beta, row.data(), N);
+          for (int64_t j = 0; j < N; ++j) differ += !(row[static_cast<size_t>(j)] == C[static_cast<size_t>(i * N + j)]);
+        }
+        ++cases;
+      }
+  CHECK(cases == 24);
+  CHECK(differ == 0);
+}
+
 TEST_CASE("sgemm_small with beta = 0 ignores NaNs already in C") {
   std::vector<float> A(9, 1.0f), B(9, 2.0f), C(9, NAN);
   sgemm_small(false, false, 3, 3, 3, 1.0f, A.data(), 3, B.data(), 3, 0.0f, C.data(), 3);
