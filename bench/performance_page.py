@@ -108,8 +108,9 @@ class Figures:
     def __init__(self, run):
         self.run = run
         self.values = {}
-        self.shares = {label: (row, prods, fpt, gflops) for label, row, prods, fpt, gflops, _ in ct.share_rows(run)}
-        self.torch_gflops = {label: t for label, _, _, _, _, t in ct.share_rows(run) if t is not None}
+        shares = ct.share_rows(run)
+        self.shares = {label: (row, prods, fpt, gflops) for label, row, prods, fpt, gflops, _ in shares}
+        self.torch_gflops = {label: t for label, _, _, _, _, t in shares if t is not None}
         self.roof = {label: (fam, step, peak, bw) for label, fam, step, peak, bw in ct.roofline_rows(run)}
         self.peak = run.gemm_peak()
         self.models = {label: (run.load(stem, "liegrad") or [{}])[0].get("model") for label, stem, _ in run.rows()}

@@ -37,6 +37,23 @@ bool is_even(const Perm& p) {
 
 int64_t factorial(int64_t n) { return n <= 1 ? 1 : n * factorial(n - 1); }
 
+// A batcher with `schedule`, saved after `skip` batches and restored into one with another
+// seed, gives the same next `compare` batches (lengths and symbols) as the original.
+// Returns the saved state.
+std::string check_resumes(const WordTask& task, const data::WordSchedule& schedule, int skip, int compare) {
+  data::WordBatcher a(task, 2, 1, 64, 3, schedule);
+  for (int i = 0; i < skip; ++i) a.next();
+  const std::string saved = a.state();
+  data::WordBatcher b(task, 2, 1, 64, 1, schedule);
+  b.set_state(saved);
+  for (int i = 0; i < compare; ++i) {
+    CAPTURE(i);
+    CHECK(b.longest() == a.longest());
+    CHECK(b.next().inputs == a.next().inputs);
+  }
+  return saved;
+}
+
 // The expected order from the name: n for Z<n>, n! for S<n>, n!/2 for A<n>.
 int64_t expected_order(const std::string& name) {
   const int64_t n = std::stoll(name.substr(1));
@@ -221,14 +238,7 @@ TEST_CASE("group words: a ramp out of the alphabet curriculum mixes in every ele
   for (int i = 1; i <= 3; ++i) CHECK(std::abs(outside_share(ramp.next()) - 0.25 * i * 57.0 / 60.0) < 0.02);
   CHECK(std::abs(outside_share(ramp.next()) - 57.0 / 60.0) < 0.02);
   // The ramp is part of the state, and a batcher without it refuses that state.
-  data::WordBatcher a(task, 2, 1, 64, 3, {10, 4, 5});
-  for (int i = 0; i < 5; ++i) a.next();
-  const std::string saved = a.state();
-  std::vector<data::Batch> expected;
-  for (int i = 0; i < 6; ++i) expected.push_back(a.next());
-  data::WordBatcher b(task, 2, 1, 64, 1, {10, 4, 5});
-  b.set_state(saved);
-  for (int i = 0; i < 6; ++i) CHECK(b.next().inputs == expected[static_cast<size_t>(i)].inputs);
+  const std::string saved = check_resumes(task, {10, 4, 5}, 5, 6);
   data::WordBatcher no_ramp(task, 2, 1, 64, 1, {10, 4});
   CHECK_THROWS_AS(no_ramp.set_state(saved), ValueError);
   CHECK_THROWS_WITH_AS(data::WordBatcher(task, 2, 1, 64, 1, {0, 0, 3}),
@@ -257,13 +267,7 @@ TEST_CASE("group words: a hand-over curriculum starts the lengths again at the a
   }
   CHECK(longest == std::vector<int64_t>{12, 22, 33, 17, 33, 49, 64, 64, 64});
   // The hand-over curriculum is part of the state; a batcher without it refuses that state.
-  data::WordBatcher a(task, 2, 1, 64, 3, {0, 4, 0, 10});
-  for (int i = 0; i < 6; ++i) a.next();
-  const std::string saved = a.state();
-  data::WordBatcher b(task, 2, 1, 64, 1, {0, 4, 0, 10});
-  b.set_state(saved);
-  CHECK(b.longest() == a.longest());
-  CHECK(b.next().inputs == a.next().inputs);
+  const std::string saved = check_resumes(task, {0, 4, 0, 10}, 6, 6);
   data::WordBatcher without(task, 2, 1, 64, 1, {0, 4});
   CHECK_THROWS_WITH_AS(without.set_state(saved),
                        "WordBatcher::set_state: the state was saved as words-v5 by a batcher with another schedule, but "

@@ -135,29 +135,22 @@ TEST_CASE("word task configurations: bad values name the key and the value") {
   expect("inputs", "odd", {"data.inputs", "odd"});
   expect("curriculum_steps", -1, {"data.curriculum_steps", "-1"});
   expect("generator_steps", -2, {"data.generator_steps", "-2"});
-  expect("generator_ramp", 100, {"data.generator_ramp", "data.generator_steps > 0"});
-  {
-    json ramp = good;
-    ramp["data"]["generator_steps"] = 20;
-    ramp["data"]["generator_ramp"] = 30;
-    const train::RunConfig rr = train::parse_run_config(ramp);
-    CHECK(rr.resolved()["data"]["generator_ramp"] == 30);
-    CHECK(train::parse_run_config(rr.resolved()).resolved() == rr.resolved());
-    ramp["data"]["generator_ramp"] = -1;
-    CHECK_THROWS_WITH_AS(train::parse_run_config(ramp), doctest::Contains("data.generator_ramp"), ConfigError);
-  }
-  expect("handover_curriculum_steps", 100, {"data.handover_curriculum_steps", "data.generator_steps > 0"});
-  {
-    json handover = good;
-    handover["data"]["generator_steps"] = 20;
-    handover["data"]["handover_curriculum_steps"] = 40;
-    const train::RunConfig rh = train::parse_run_config(handover);
-    CHECK(rh.resolved()["data"]["handover_curriculum_steps"] == 40);
-    CHECK(train::parse_run_config(rh.resolved()).resolved() == rh.resolved());
-    handover["data"]["handover_curriculum_steps"] = -3;
-    CHECK_THROWS_WITH_AS(train::parse_run_config(handover), doctest::Contains("data.handover_curriculum_steps"),
-                         ConfigError);
-  }
+  // A key of the alphabet phase's end: refused without generator batches, kept through
+  // the resolved config with them, and refused when negative.
+  auto check_phase_key = [&](const std::string& key, int value, int negative) {
+    CAPTURE(key);
+    expect(key, 100, {"data." + key, "data.generator_steps > 0"});
+    json c = good;
+    c["data"]["generator_steps"] = 20;
+    c["data"][key] = value;
+    const train::RunConfig r = train::parse_run_config(c);
+    CHECK(r.resolved()["data"][key] == value);
+    CHECK(train::parse_run_config(r.resolved()).resolved() == r.resolved());
+    c["data"][key] = negative;
+    CHECK_THROWS_WITH_AS(train::parse_run_config(c), doctest::Contains(("data." + key).c_str()), ConfigError);
+  };
+  check_phase_key("generator_ramp", 30, -1);
+  check_phase_key("handover_curriculum_steps", 40, -3);
   expect("val_frac", 0.1, {"val_frac"});  // a text-corpus key: unknown here
   json c = good;
   c["train"]["seq_len"] = 64;
