@@ -104,6 +104,22 @@ void schur(int64_t n, cplx* A, cplx* Z) {
   check("zgees", LAPACKE_zgees(LAPACK_ROW_MAJOR, 'V', 'N', nullptr, N, A, N, &sdim, w.data(), Z, N), n, n);
 }
 
+void real_schur(int64_t n, double* A, double* Z) {
+  if (n == 0) return;
+  const auto N = static_cast<lapack_int>(n);
+  std::vector<double> wr(static_cast<size_t>(n)), wi(static_cast<size_t>(n));
+  lapack_int sdim = 0;
+  check("dgees", LAPACKE_dgees(LAPACK_ROW_MAJOR, 'V', 'N', nullptr, N, A, N, &sdim, wr.data(), wi.data(), Z, N), n,
+        n);
+}
+
+void solve(int64_t n, int64_t k, double* A, double* B) {
+  if (n == 0 || k == 0) return;
+  const auto N = static_cast<lapack_int>(n), K = static_cast<lapack_int>(k);
+  std::vector<lapack_int> pivots(static_cast<size_t>(n));
+  check("dgesv", LAPACKE_dgesv(LAPACK_ROW_MAJOR, N, K, A, N, pivots.data(), B, K), n, n);
+}
+
 void symmetric_eigen(int64_t n, double* A, double* w) {
   if (n == 0) return;
   const auto N = static_cast<lapack_int>(n);

@@ -27,6 +27,15 @@ cplx det(int64_t n, const cplx* A);
 // eigenvalues on its diagonal), Z <- the unitary Schur vectors (n x n).
 void schur(int64_t n, cplx* A, cplx* Z);
 
+// Real Schur decomposition A = Z T Z^T (dgees): A <- T (quasi upper triangular: 1 x 1
+// blocks for real eigenvalues, 2 x 2 blocks [[a, b], [c, a]] with b c < 0 for complex
+// pairs), Z <- the orthogonal Schur vectors (n x n).
+void real_schur(int64_t n, double* A, double* Z);
+
+// Solves A X = B for X (n x k), A (n x n), B (n x k), by LU with partial pivoting
+// (dgesv): B <- X; A is overwritten by its factors. NumericError for a singular A.
+void solve(int64_t n, int64_t k, double* A, double* B);
+
 // Eigendecomposition of a symmetric n x n matrix (dsyev): A <- the orthonormal
 // eigenvectors as columns, w <- the n eigenvalues in ascending order.
 void symmetric_eigen(int64_t n, double* A, double* w);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "autograd/var.hpp"
+#include "core/errors.hpp"
 #include "models/model.hpp"
 
 namespace liegrad::models {
@@ -63,6 +64,14 @@ class GroupStateReadout {
   virtual Array<T> transitions() const = 0;
   // The prototypes P_c (C,n,n), without recording.
   virtual Array<T> prototypes() const = 0;
+  // Sets the transitions of `symbols` to N (k,n,n), group elements, so that
+  // transitions() then returns them (to rounding); a model whose parameters cannot
+  // express a chosen transition exactly throws ConfigError saying why (checked even for
+  // an empty list, so a caller can ask early). Without recording.
+  virtual void set_transitions(const std::vector<int32_t>& symbols, const Array<T>& N) {
+    (void)symbols, (void)N;
+    throw ConfigError("this model's transitions cannot be set (GroupStateReadout::set_transitions)");
+  }
 };
 
 // A model that reads real-valued inputs: each position's feature vector x_t in R^F,

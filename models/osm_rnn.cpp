@@ -5,9 +5,11 @@
 #include "core/small_gemm.hpp"
 #include "autograd/tape.hpp"
 #include "core/errors.hpp"
+#include "core/lapack.hpp"
 #include "groups/expm.hpp"
 #include "groups/group_ops.hpp"
 #include "groups/renormalize.hpp"
+#include "groups/rotation_log.hpp"
 #include "kernels/mixing.hpp"
 #include "kernels/osm_scan.hpp"
 #include "kernels/prototype_logits.hpp"
@@ -182,6 +184,59 @@ Array<T> OsmRnn<T>::transitions() const {
                      " drive's step depends on the state; only token and element drives have transitions N_x");
   const ag::NoGrad no_tape;
   return transition_table(scan_table()).value();
+}
+
+template <class T>
+void OsmRnn<T>::set_transitions(const std::vector<int32_t>& symbols, const Array<T>& N) {
+  const groups::Group& g = *cfg_.group;
+  if (drive_ != Drive::Element)
+    throw ConfigError("osm_rnn: set_transitions needs rnn_drive \"element\" (N_v = exp(hat(Gamma b_v)), so b_v = "
+                      "Gamma^-1 vee(log N_v)); the token and state-dependent drives cannot take a chosen transition");
+  const int64_t n = g.n(), m = g.dim(), k = static_cast<int64_t>(symbols.size());
+  if (N.size() != k * n * n)
+    throw ShapeError("osm_rnn: set_transitions got " + std::to_string(N.size()) + " numbers for " + std::to_string(k) +
+                     " transitions of " + std::to_string(n) + " x " + std::to_string(n));
+  ag::Var<T> table = embed_.stored();  // a handle on the parameter itself
+  Array<T>& b = table.value();          // (V,m)
+  const int64_t V = b.shape()[0];
+  // SO(n) takes rotation_log, which has an answer on the cut locus too (an element of a
+  // learned representation may have eigenvalues -1 to rounding); other groups their log.
+  const bool rotations = g.name().rfind("SO(", 0) == 0;
+  std::vector<double> u(static_cast<size_t>(m * k));  // vee(log N_i) as column i (m x k)
+  for (int64_t i = 0; i < k; ++i) {
+    const int32_t v = symbols[static_cast<size_t>(i)];
+    if (v < 0 || v >= V)
+      throw ValueError("osm_rnn: set_transitions: symbol " + std::to_string(v) + " outside 0.." + std::to_string(V - 1));
+    Array<double> X(Shape{n, n});
+    for (int64_t j = 0; j < n * n; ++j) X[j] = static_cast<double>(N[i * n * n + j]);
+    if (const double defect = g.defect(X); !(defect <= 1e-3))
+      throw ValueError("osm_rnn: set_transitions: the transition of symbol " + std::to_string(v) + " is not in " +
+                       g.name() + " (defect " + std::to_string(defect) + ", expected <= 1e-3)");
+    Array<double> A(Shape{n, n});
+    if (rotations) {
+      groups::renormalize_kernel(g, 1, X.data());  // float input: onto SO(n) to double precision first
+      groups::rotation_log(n, X.data(), A.data());
+    } else {
+      A = g.log(X);
+    }
+    const Array<double> coords = g.vee(A);
+    for (int64_t j = 0; j < m; ++j) u[static_cast<size_t>(j * k + i)] = coords[j];
+  }
+  // b_v = Gamma^-1 u_v for all k at once (columns of u), or u_v itself without mixing.
+  const ag::Var<T> gamma = mix_.dense();
+  if (gamma.defined()) {
+    std::vector<double> G(gamma.value().data(), gamma.value().data() + m * m);
+    try {
+      lapack::solve(m, k, G.data(), u.data());
+    } catch (const NumericError&) {
+      throw ValueError("osm_rnn: set_transitions: the mixing Gamma is singular, so Gamma b = vee(log N) has no "
+                       "unique solution");
+    }
+  }
+  for (int64_t i = 0; i < k; ++i) {
+    T* row = b.data() + static_cast<int64_t>(symbols[static_cast<size_t>(i)]) * m;
+    for (int64_t j = 0; j < m; ++j) row[j] = static_cast<T>(u[static_cast<size_t>(j * k + i)]);
+  }
 }
 
 template <class T>

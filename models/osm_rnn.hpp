@@ -63,6 +63,11 @@ class OsmRnn : public ModelBase<T>, public GroupStateReadout<T>, public Continuo
   Array<T> transitions() const override;
   // The readout's prototypes P_c (C,n,n), without recording (the transitions when tied).
   Array<T> prototypes() const override;
+  // Element drive only (N_v = exp(hat(Gamma b_v)), so b_v = Gamma^-1 vee(log N_v), one
+  // LU solve for all of them; Gamma = I without mixing); ConfigError for another drive,
+  // ValueError for an N_v that is not in the group or a singular Gamma. In SO(n) the logarithm is groups::rotation_log, which also takes N_v with
+  // eigenvalues -1 (the cut locus, where the principal logarithm is not real).
+  void set_transitions(const std::vector<int32_t>& symbols, const Array<T>& N) override;
   GroupStateReadout<T>* group_state_readout() override { return this; }
   // ContinuousInput: features (B,T,F) through the element drive's map (ConfigError for
   // another drive); outputs as forward().

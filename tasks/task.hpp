@@ -68,6 +68,13 @@ class TaskTraining {
 
   // The next global batch (every rank draws it; each trains on its rows).
   virtual data::Batch next() = 0;
+  // Called before every step with the step's index (a resumed run's first call has the
+  // step it resumes at), on every rank: a task may change the model here at a step it
+  // chooses (the words task's warm start). Returns a line for the log, "" for none.
+  virtual std::string before_step(models::Model<float>& model, int64_t step) {
+    (void)model, (void)step;
+    return "";
+  }
   // True when a recurrent model carries its state from one batch to the next (reset
   // when a batch starts_new_pass); false when every sequence starts from the initial state.
   virtual bool carries_state() const = 0;

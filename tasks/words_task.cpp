@@ -6,6 +6,7 @@
 #include "core/errors.hpp"
 #include "tasks/word_diagnosis.hpp"
 #include "tasks/word_eval.hpp"
+#include "tasks/word_warm_start.hpp"
 
 namespace liegrad::tasks {
 
@@ -27,6 +28,9 @@ struct WordsData {
   // And a second length curriculum of handover_curriculum_steps batches from the
   // alphabet phase's end, so the new elements are first met in short words; 0 = off.
   int64_t handover_curriculum_steps = 0;
+  // At the alphabet phase's end, set every element's transition to the product of the
+  // generators' along its word (tasks/word_warm_start.hpp); false = off.
+  bool handover_warm_start = false;
   std::vector<int64_t> eval_lengths = {64, 128, 256, 512, 1024};
   int64_t val_sequences = 256;
   int64_t test_sequences = 100;
@@ -39,6 +43,7 @@ struct WordsData {
         generator_steps(j.value("generator_steps", int64_t{0})),
         generator_ramp(j.value("generator_ramp", int64_t{0})),
         handover_curriculum_steps(j.value("handover_curriculum_steps", int64_t{0})),
+        handover_warm_start(j.value("handover_warm_start", false)),
         eval_lengths(j.at("eval_lengths").get<std::vector<int64_t>>()),
         val_sequences(j.at("val_sequences").get<int64_t>()),
         test_sequences(j.at("test_sequences").get<int64_t>()) {}
@@ -53,6 +58,7 @@ struct WordsData {
     if (generator_steps > 0) j["generator_steps"] = generator_steps;
     if (generator_ramp > 0) j["generator_ramp"] = generator_ramp;
     if (handover_curriculum_steps > 0) j["handover_curriculum_steps"] = handover_curriculum_steps;
+    if (handover_warm_start) j["handover_warm_start"] = true;
     return j;
   }
 };
@@ -98,6 +104,10 @@ nlohmann::json parse_words_data(ConfigReader& d, const std::string& dataset) {
   if (c.handover_curriculum_steps > 0 && c.generator_steps == 0)
     throw ConfigError("data.handover_curriculum_steps: a length curriculum from the alphabet curriculum's end needs "
                       "data.generator_steps > 0");
+  c.handover_warm_start = d.get_bool("handover_warm_start", c.handover_warm_start);
+  if (c.handover_warm_start && c.generator_steps == 0)
+    throw ConfigError("data.handover_warm_start: a warm start at the alphabet curriculum's end needs "
+                      "data.generator_steps > 0");
   c.val_sequences = d.get_int("val_sequences", c.val_sequences, 1, 1000000);
   c.test_sequences = d.get_int("test_sequences", c.test_sequences, 1, 1000000);
   return c.resolved(dataset);
@@ -126,6 +136,21 @@ class WordsTraining : public TaskTraining {
     return b;
   }
   bool carries_state() const override { return false; }  // words are independent
+  // The warm start (data.handover_warm_start) before the first step after the alphabet
+  // phase; at the first call of a run, whether the model can take it (ConfigError early).
+  std::string before_step(models::Model<float>& model, int64_t step) override {
+    if (!data_.handover_warm_start) return "";
+    models::GroupStateReadout<float>* readout = model.group_state_readout();
+    if (!readout || !readout->state_independent())
+      throw ConfigError("data.handover_warm_start: needs a model whose step multiplies the state by one transition "
+                        "per symbol (the OSM-RNN with rnn_drive \"element\"), not " + model.type());
+    if (!warm_start_checked_) {
+      readout->set_transitions({}, Array<float>(Shape{0}));  // throws ConfigError when they cannot be set
+      warm_start_checked_ = true;
+    }
+    if (step != data_.generator_steps) return "";
+    return warm_start_from_generators(task_, *readout);
+  }
   double count(const Array<float>& logits, const data::Batch& batch) const override {
     return static_cast<double>(count_correct(logits, batch.targets));
   }
@@ -197,6 +222,7 @@ class WordsTraining : public TaskTraining {
   data::WordBatcher batcher_;
   int64_t positions_ = 0;       // positions trained on, all segments of the run
   int64_t reach_99_step_ = -1;  // first evaluation step with validation accuracy >= 0.99
+  bool warm_start_checked_ = false;  // the model was asked whether its transitions can be set
   WordScores val_;              // the last validation's
   std::vector<WordScores> test_;  // the final evaluation's, by length
 };

@@ -23,6 +23,7 @@
 #include "groups/group_kinds.hpp"
 #include "groups/group_ops.hpp"
 #include "groups/real_form.hpp"
+#include "groups/rotation_log.hpp"
 #include "tests/test_helpers.hpp"
 
 using namespace liegrad;
@@ -183,6 +184,55 @@ TEST_CASE("log: SU stays traceless across the cut, real groups reject the cut lo
   A half_turn = A::eye(2);
   half_turn.at(0, 0) = half_turn.at(1, 1) = -1;
   CHECK_THROWS_AS(make_group("SO(2)")->log(half_turn), ValueError);
+}
+
+TEST_CASE("rotation_log: exp of it is the rotation, on the cut locus too; det -1 and non-orthogonal refused") {
+  // Random rotations (principal: the group's log agrees), and matrices with eigenvalues
+  // -1 in pairs, where the principal logarithm is not real: -I_4, diag(-1, -1, 1),
+  // a signed 5 x 5 permutation (a transposition times -1: four eigenvalues -1), and a
+  // random rotation times a half turn.
+  Rng rng(21);
+  for (int64_t n : {2, 3, 4, 5, 14}) {
+    CAPTURE(n);
+    auto g = make_group("SO(" + std::to_string(n) + ")");
+    std::vector<A> cases;
+    const A random = g->sample<double>(rng, 3);
+    for (int64_t b = 0; b < 3; ++b) {
+      A X(Shape{n, n});
+      std::copy(random.data() + b * n * n, random.data() + (b + 1) * n * n, X.data());
+      cases.push_back(X);
+    }
+    A half_turn = A::eye(n);
+    half_turn.at(0, 0) = half_turn.at(1, 1) = -1;
+    cases.push_back(half_turn);
+    cases.push_back(g->compose(cases[0], half_turn));
+    if (n % 2 == 0) {
+      A minus = A::eye(n);
+      for (int64_t i = 0; i < n; ++i) minus.at(i, i) = -1;
+      cases.push_back(minus);
+    }
+    if (n == 5) {  // -P of the transposition (0 1)
+      A P(Shape{5, 5});
+      const int perm[5] = {1, 0, 2, 3, 4};
+      for (int64_t i = 0; i < 5; ++i) P.at(i, perm[i]) = -1;
+      cases.push_back(P);
+    }
+    for (size_t c = 0; c < cases.size(); ++c) {
+      CAPTURE(c);
+      A L(Shape{n, n});
+      rotation_log(n, cases[c].data(), L.data());
+      CHECK(max_abs_diff(g->project(L), L) < 1e-14);   // skew
+      CHECK(max_abs_diff(g->exp(L), cases[c]) < 1e-12);
+      if (c < 3) CHECK(max_abs_diff(L, g->log(cases[c])) < 1e-10);  // principal where that is real
+    }
+  }
+  A reflection = A::eye(3);
+  reflection.at(0, 0) = -1;
+  A L(Shape{3, 3});
+  CHECK_THROWS_WITH_AS(rotation_log(3, reflection.data(), L.data()), doctest::Contains("determinant -1"), ValueError);
+  A scaled = A::eye(3);
+  scaled.at(2, 2) = 1.1;
+  CHECK_THROWS_WITH_AS(rotation_log(3, scaled.data(), L.data()), doctest::Contains("not orthogonal"), ValueError);
 }
 
 TEST_CASE("compose broadcasts one matrix over a batch and rejects mismatched batches") {

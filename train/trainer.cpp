@@ -112,6 +112,8 @@ class Run {
 
       // The batch: every rank draws the global batch (the draws stay identical) and
       // trains on its rows; recurrent state carries over when the task says so.
+      if (const std::string note = training_->before_step(*model_, step_); !note.empty())
+        console_.say("step " + std::to_string(step_) + ": " + note);
       const data::Batch global = training_->next();
       const data::Batch batch = take_rows(comm_, global);
       const bool carry = model_->recurrent() && training_->carries_state();
