@@ -204,7 +204,7 @@ LIEGRAD_INSTANTIATE(double)
 
 namespace {
 
-using A = Array<double>;
+using ArrayD = Array<double>;  // not `A`: unity builds put this file beside ones with an argument A
 using Vs = std::vector<ag::Vard>;
 
 // A check whose inputs are Gaussian arrays of the given shapes, except those marked 'g',
@@ -213,7 +213,7 @@ ag::OpCheck group_check(const std::shared_ptr<const Group>& g, const std::string
                         std::string kinds, std::function<ag::Vard(const Group&, const Vs&)> f) {
   const std::string name = "group " + g->name() + " " + op;
   return {name, [=](Rng& rng) {
-            std::vector<A> inputs;
+            std::vector<ArrayD> inputs;
             for (size_t i = 0; i < shapes.size(); ++i)
               inputs.push_back(kinds[i] == 'g' ? g->sample<double>(rng, shapes[i][0])
                                                : rng.normal_array<double>(shapes[i]));
