@@ -27,11 +27,11 @@ using namespace liegrad;
 namespace {
 
 // alpha op(A) op(B) + beta C0 in double, with row strides.
-double ref_entry(bool ta, bool tb, int64_t i, int64_t j, int64_t K, const float* A, int64_t lda, const float* B,
+double ref_entry(bool ta, bool tb, int64_t i, int64_t j, int64_t K, const float* a, int64_t lda, const float* b,
                  int64_t ldb) {
   double s = 0;
   for (int64_t k = 0; k < K; ++k)
-    s += static_cast<double>(ta ? A[k * lda + i] : A[i * lda + k]) * static_cast<double>(tb ? B[j * ldb + k] : B[k * ldb + j]);
+    s += static_cast<double>(ta ? a[k * lda + i] : a[i * lda + k]) * static_cast<double>(tb ? b[j * ldb + k] : b[k * ldb + j]);
   return s;
 }
 

@@ -27,14 +27,14 @@ namespace {
 // Reads every word of `stream` in chunks of `chunk`, `rows` words at a time, into one
 // (count, length) batch.
 data::Batch read_all(data::WordStream& stream, int64_t rows, int64_t chunk) {
-  const int64_t B = stream.count(), L = stream.length();
+  const int64_t words = stream.count(), L = stream.length();
   data::Batch out;
-  out.B = B;
+  out.B = words;
   out.T = L;
-  out.inputs.assign(static_cast<size_t>(B * L), -1);
-  out.targets.assign(static_cast<size_t>(B * L), -1);
-  for (int64_t b0 = 0; b0 < B; b0 += rows) {
-    const int64_t n = std::min(rows, B - b0);
+  out.inputs.assign(static_cast<size_t>(words * L), -1);
+  out.targets.assign(static_cast<size_t>(words * L), -1);
+  for (int64_t b0 = 0; b0 < words; b0 += rows) {
+    const int64_t n = std::min(rows, words - b0);
     stream.start(b0, n);
     while (!stream.finished()) {
       const int64_t t0 = stream.position();
