@@ -196,14 +196,7 @@ TEST_CASE("group words: an alphabet curriculum draws only the generators, then e
     for (int32_t s : cur.next().inputs) later.insert(s);
   CHECK(later.size() > 40);  // every element is an input again (60 of them)
   // The state carries the alphabet curriculum and resumes mid-way exactly.
-  data::WordBatcher a(task, 2, 1, 64, 3, {10, 6});
-  for (int i = 0; i < 3; ++i) a.next();
-  const std::string saved = a.state();
-  std::vector<data::Batch> expected;
-  for (int i = 0; i < 5; ++i) expected.push_back(a.next());
-  data::WordBatcher b(task, 2, 1, 64, 1, {10, 6});
-  b.set_state(saved);
-  for (int i = 0; i < 5; ++i) CHECK(b.next().inputs == expected[static_cast<size_t>(i)].inputs);
+  const std::string saved = check_resumes(task, {10, 6}, 3, 5);
   data::WordBatcher other(task, 2, 1, 64, 1, {10, 7});
   CHECK_THROWS_WITH_AS(other.set_state(saved),
                        "WordBatcher::set_state: the state was saved for B=2, lengths 1..64, curriculum 10 batches, "
