@@ -197,4 +197,21 @@ std::vector<int32_t> FiniteGroup::standard_generators() const {
   return ids;
 }
 
+std::vector<int32_t> FiniteGroup::generating_set(const std::string& name) const {
+  if (name == "standard") return standard_generators();
+  if (name != "coxeter")
+    throw ValueError("generating set: unknown value '" + name + "' (expected \"standard\" or \"coxeter\")");
+  if (family_ != 'S')
+    throw ValueError("generating set \"coxeter\" (adjacent transpositions) is defined for the symmetric groups "
+                     "S<n>, not for " + name_);
+  if (n_ < 2) throw ValueError("generating set \"coxeter\": " + name_ + " is trivial and has no transpositions");
+  std::vector<int32_t> ids;
+  for (int64_t i = 0; i + 1 < n_; ++i) {
+    std::vector<int32_t> s = identity_perm(n_);
+    std::swap(s[static_cast<size_t>(i)], s[static_cast<size_t>(i + 1)]);
+    ids.push_back(id_of(s));
+  }
+  return ids;
+}
+
 }  // namespace liegrad::data

@@ -69,6 +69,13 @@ class FiniteGroup {
   int32_t id_of(const std::vector<int32_t>& p) const;
   // The standard generating set, as element ids in a fixed order.
   std::vector<int32_t> standard_generators() const;
+  // A named generating set, as element ids in a fixed order: "standard" (above) or
+  // "coxeter", S<n>'s n - 1 adjacent transpositions s_i = (i i+1), whose Coxeter
+  // presentation has only short relations: s_i^2 = (s_i s_{i+1})^3 = (s_i s_j)^2 = 1
+  // for |i - j| > 1 (Coxeter 1934; the standard set's transposition and n-cycle need
+  // relations as long as (s c)^(n-1)). ValueError for another name, or "coxeter" on a
+  // group that is not symmetric.
+  std::vector<int32_t> generating_set(const std::string& name) const;
 
  private:
   int32_t computed_product(int32_t a, int32_t b) const;

@@ -50,14 +50,16 @@ uint64_t word_split_seed(uint64_t run_seed, WordSplit split) {
   return 0x9E3779B97F4A7C15ULL + 3 * run_seed + static_cast<uint64_t>(split);
 }
 
-WordTask::WordTask(const std::string& group, const std::string& inputs) : inputs_(inputs) {
+WordTask::WordTask(const std::string& group, const std::string& inputs, const std::string& generating_set)
+    : inputs_(inputs), generating_set_(generating_set) {
   if (inputs != "all" && inputs != "generators")
     throw ValueError("group word inputs: unknown value '" + inputs + "' (expected \"all\" or \"generators\")");
   group_ = std::make_shared<const FiniteGroup>(group);
+  generators_ = group_->generating_set(generating_set);
   if (inputs == "all") {
     for (int32_t i = 0; i < group_->order(); ++i) symbols_.push_back(i);
   } else {
-    symbols_ = group_->standard_generators();
+    symbols_ = generators_;
   }
 }
 
@@ -84,7 +86,7 @@ std::vector<int32_t> WordTask::generator_symbols() const {
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int32_t>(i);
     return all;
   }
-  return group_->standard_generators();  // with "all", symbol i is element i
+  return generators_;  // with "all", symbol i is element i
 }
 
 Batch WordTask::sample(Rng& rng, int64_t B, int64_t L, std::span<const int32_t> alphabet, double full_share) const {

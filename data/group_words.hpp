@@ -7,8 +7,10 @@
 // the input vocabulary and the target is not the next input symbol.
 //
 // Input symbols are either every element ("all": symbol i is element i, V = |G|)
-// or the group's standard generating set ("generators": symbol i is generator i,
-// V = number of generators).
+// or a generating set ("generators": symbol i is generator i, V = number of
+// generators). The generating set is the group's standard one unless another is
+// named (FiniteGroup::generating_set: "coxeter" for S<n>); with "all" it is the
+// alphabet of the alphabet curriculum and the warm start.
 //
 // Nothing is stored on disk: words are drawn from seeded generators. Each split
 // has its own seed, word_split_seed(run seed, split), distinct for every (run
@@ -60,19 +62,22 @@ uint64_t word_split_seed(uint64_t run_seed, WordSplit split);
 
 class WordTask {
  public:
-  // group: a FiniteGroup name ("S5"); inputs: "all" or "generators". ValueError
-  // for an unknown group or inputs value.
-  explicit WordTask(const std::string& group, const std::string& inputs = "all");
+  // group: a FiniteGroup name ("S5"); inputs: "all" or "generators"; generating_set:
+  // a FiniteGroup::generating_set name. ValueError for an unknown group, inputs
+  // value or generating set.
+  explicit WordTask(const std::string& group, const std::string& inputs = "all",
+                    const std::string& generating_set = "standard");
 
   const FiniteGroup& group() const { return *group_; }
   const std::string& inputs() const { return inputs_; }
+  const std::string& generating_set() const { return generating_set_; }
   int64_t input_vocab() const { return static_cast<int64_t>(symbols_.size()); }  // V
   int64_t classes() const { return group_->order(); }                             // C = |G|
   // The group element (id) of input symbol s; ValueError outside [0, V).
   int32_t element_of(int32_t symbol) const;
   // inputs (n) symbol ids -> (n) running products: out[t] = id of g(x_0) . ... . g(x_t).
   std::vector<int32_t> running_products(std::span<const int32_t> inputs) const;
-  // The input symbols that stand for the group's standard generators: every symbol
+  // The input symbols that stand for the generating set's generators: every symbol
   // with inputs "generators", the generators' element ids with "all".
   std::vector<int32_t> generator_symbols() const;
   // B words of length L, symbols uniform over the input vocabulary (or over
@@ -86,7 +91,9 @@ class WordTask {
  private:
   std::shared_ptr<const FiniteGroup> group_;
   std::string inputs_;
-  std::vector<int32_t> symbols_;  // (V): element id of each input symbol
+  std::string generating_set_;
+  std::vector<int32_t> generators_;  // (number of generators): element ids
+  std::vector<int32_t> symbols_;     // (V): element id of each input symbol
 };
 
 // When a WordBatcher changes what it draws, in batches (all 0 = words in every
@@ -95,8 +102,8 @@ struct WordSchedule {
   // A length curriculum: over the first K batches the longest drawn length grows
   // linearly from min_len to max_len.
   int64_t curriculum_batches = 0;
-  // An alphabet curriculum: the first G batches draw their symbols from the standard
-  // generators only (WordTask::generator_symbols), so a model first meets the group
+  // An alphabet curriculum: the first G batches draw their symbols from the
+  // generating set only (WordTask::generator_symbols), so a model first meets the group
   // through words in its generators, whose products reach every element, and then
   // reads every element as an input symbol.
   int64_t generator_batches = 0;

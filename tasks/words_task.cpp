@@ -15,6 +15,9 @@ namespace {
 // The data section of a words run, resolved.
 struct WordsData {
   std::string inputs = "all";
+  // The generators of inputs "generators", the alphabet curriculum and the warm start:
+  // "standard" or "coxeter" (S<n>'s adjacent transpositions; data/finite_group.hpp).
+  std::string generating_set = "standard";
   int64_t min_len = 1, max_len = 64;
   // Over the first curriculum_steps batches the longest drawn length grows linearly
   // from min_len to max_len (data/group_words.hpp); 0 = off.
@@ -37,6 +40,7 @@ struct WordsData {
 
   explicit WordsData(const nlohmann::json& j)
       : inputs(j.at("inputs").get<std::string>()),
+        generating_set(j.value("generating_set", std::string("standard"))),
         min_len(j.at("min_len").get<int64_t>()),
         max_len(j.at("max_len").get<int64_t>()),
         curriculum_steps(j.value("curriculum_steps", int64_t{0})),
@@ -54,7 +58,8 @@ struct WordsData {
                         {"min_len", min_len},         {"max_len", max_len},
                         {"eval_lengths", eval_lengths}, {"val_sequences", val_sequences},
                         {"test_sequences", test_sequences}};
-    if (curriculum_steps > 0) j["curriculum_steps"] = curriculum_steps;  // only when set: older runs resolve as before
+    if (generating_set != "standard") j["generating_set"] = generating_set;  // only when set: older runs resolve as before
+    if (curriculum_steps > 0) j["curriculum_steps"] = curriculum_steps;
     if (generator_steps > 0) j["generator_steps"] = generator_steps;
     if (generator_ramp > 0) j["generator_ramp"] = generator_ramp;
     if (handover_curriculum_steps > 0) j["handover_curriculum_steps"] = handover_curriculum_steps;
@@ -66,10 +71,18 @@ struct WordsData {
 nlohmann::json parse_words_data(ConfigReader& d, const std::string& dataset) {
   WordsData c;
   c.inputs = d.get_string("inputs", c.inputs, {"all", "generators"});
+  c.generating_set = d.get_string("generating_set", c.generating_set, {"standard", "coxeter"});
+  std::string group;
   try {
-    data::WordTask(data::word_group_of(dataset), c.inputs);
+    group = data::word_group_of(dataset);
+    data::WordTask(group, c.inputs);
   } catch (const ValueError& e) {
     throw ConfigError("data.dataset: " + std::string(e.what()));
+  }
+  try {
+    data::WordTask(group, c.inputs, c.generating_set);
+  } catch (const ValueError& e) {
+    throw ConfigError("data.generating_set: " + std::string(e.what()));
   }
   c.min_len = d.get_int("min_len", c.min_len, 1, data::kMaxWordLength);
   c.max_len = d.get_int("max_len", c.max_len, 1, data::kMaxWordLength);
@@ -97,6 +110,9 @@ nlohmann::json parse_words_data(ConfigReader& d, const std::string& dataset) {
   if (c.generator_steps > 0 && c.inputs != "all")
     throw ConfigError("data.generator_steps: an alphabet curriculum needs data.inputs = \"all\" (the words are "
                       "already in the generators with \"" + c.inputs + "\")");
+  if (c.generating_set != "standard" && c.inputs == "all" && c.generator_steps == 0)
+    throw ConfigError("data.generating_set: \"" + c.generating_set + "\" has no effect with data.inputs \"all\" "
+                      "unless data.generator_steps > 0 (the alphabet curriculum draws from it)");
   c.generator_ramp = d.get_int("generator_ramp", c.generator_ramp, 0);
   if (c.generator_ramp > 0 && c.generator_steps == 0)
     throw ConfigError("data.generator_ramp: a ramp out of the alphabet curriculum needs data.generator_steps > 0");
@@ -232,7 +248,7 @@ class WordsTask : public Task {
   explicit WordsTask(const TaskSource& s)
       : Task(s.data.at("dataset").get<std::string>()),
         data_(s.data),
-        words_(data::word_group_of(dataset()), data_.inputs) {
+        words_(data::word_group_of(dataset()), data_.inputs, data_.generating_set) {
     if (s.vocab_record && *s.vocab_record != vocab_record())
       throw IoError(s.source + ": \"vocab\" " + s.vocab_record->dump() + " does not match the word task of its config (" +
                     vocab_record().dump() + ")");
@@ -249,10 +265,14 @@ class WordsTask : public Task {
            " classes)";
   }
   nlohmann::json vocab_record() const override {
-    return {{"task", "words:" + words_.group().name()},
-            {"inputs", words_.inputs()},
-            {"input_vocab", words_.input_vocab()},
-            {"classes", words_.classes()}};
+    nlohmann::json j = {{"task", "words:" + words_.group().name()},
+                        {"inputs", words_.inputs()},
+                        {"input_vocab", words_.input_vocab()},
+                        {"classes", words_.classes()}};
+    // Only when set (older checkpoints' records are unchanged): the symbols of inputs
+    // "generators" depend on it.
+    if (words_.generating_set() != "standard") j["generating_set"] = words_.generating_set();
+    return j;
   }
   std::string criterion_name() const override { return "val_loss"; }
 

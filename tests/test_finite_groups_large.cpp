@@ -13,6 +13,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <numeric>
 #include <set>
@@ -272,6 +273,46 @@ TEST_CASE("the larger groups' word tasks: generators generate, running products 
       }
     }
   }
+  // S<n>'s Coxeter generators: the n - 1 adjacent transpositions, checked as permutations
+  // (independently of the group's products) to satisfy the Coxeter relations and, through
+  // the word task, to generate the group.
+  for (int n : {3, 5, 6, 7}) {
+    const std::string name = "S" + std::to_string(n);
+    CAPTURE(name);
+    const data::WordTask cox(name, "generators", "coxeter");
+    const FiniteGroup& g = cox.group();
+    REQUIRE(cox.input_vocab() == n - 1);
+    CHECK(cox.generating_set() == "coxeter");
+    std::vector<Perm> s;
+    for (int i = 0; i + 1 < n; ++i) {
+      Perm t = identity(static_cast<size_t>(n));
+      std::swap(t[static_cast<size_t>(i)], t[static_cast<size_t>(i + 1)]);
+      CHECK(g.element(cox.element_of(i)) == t);
+      s.push_back(t);
+    }
+    for (int i = 0; i + 1 < n; ++i)
+      for (int j = 0; j + 1 < n; ++j) {
+        const int m = i == j ? 1 : std::abs(i - j) == 1 ? 3 : 2;  // the Coxeter matrix: (s_i s_j)^m = e
+        CHECK(perm_order(then(s[static_cast<size_t>(i)], s[static_cast<size_t>(j)])) == m);
+      }
+    std::set<Perm> reached = {identity(static_cast<size_t>(n))};
+    std::vector<Perm> frontier(reached.begin(), reached.end());
+    while (!frontier.empty()) {
+      std::vector<Perm> next;
+      for (const auto& p : frontier)
+        for (const auto& t : s)
+          if (reached.insert(then(p, t)).second) next.push_back(then(p, t));
+      frontier = std::move(next);
+    }
+    CHECK(static_cast<int64_t>(reached.size()) == g.order());
+    // With inputs "all" the same generators are the alphabet curriculum's symbols.
+    std::vector<int32_t> ids;
+    for (int i = 0; i + 1 < n; ++i) ids.push_back(cox.element_of(i));
+    CHECK(data::WordTask(name, "all", "coxeter").generator_symbols() == ids);
+    CHECK(data::WordTask(name).generator_symbols() == g.standard_generators());
+  }
+  CHECK_THROWS_WITH_AS(data::WordTask("A6", "generators", "coxeter"), doctest::Contains("not for A6"), ValueError);
+  CHECK_THROWS_WITH_AS(data::WordTask("S6", "generators", "odd"), doctest::Contains("'odd'"), ValueError);
   // S: x -> -1/x has order 2 and T: x -> x + 1 order 7 in PSL(2,7); their product order 3.
   const data::WordTask psl("PSL2_7", "generators");
   const FiniteGroup& g = psl.group();

@@ -151,6 +151,20 @@ TEST_CASE("word task configurations: bad values name the key and the value") {
   };
   check_phase_key("generator_ramp", 30, -1);
   check_phase_key("handover_curriculum_steps", 40, -3);
+  // The generating set: S<n>'s Coxeter generators, refused elsewhere and where nothing draws from it.
+  expect("generating_set", "odd", {"data.generating_set", "odd"});
+  expect("generating_set", "coxeter", {"data.generating_set", "no effect", "data.generator_steps > 0"});
+  {
+    json c = good;
+    c["data"]["generator_steps"] = 20;
+    c["data"]["generating_set"] = "coxeter";
+    const train::RunConfig r = train::parse_run_config(c);
+    CHECK(r.resolved()["data"]["generating_set"] == "coxeter");
+    CHECK(train::parse_run_config(r.resolved()).resolved() == r.resolved());
+    c["data"]["dataset"] = "words:A5";
+    test::check_config_error([&] { train::parse_run_config(c); }, {"data.generating_set", "S<n>", "A5"});
+    CHECK_FALSE(rc.resolved()["data"].contains("generating_set"));  // standard: resolved as before it existed
+  }
   expect("val_frac", 0.1, {"val_frac"});  // a text-corpus key: unknown here
   json c = good;
   c["train"]["seq_len"] = 64;
