@@ -231,6 +231,13 @@ first).
 | A7 | 2,520 | 7 | computed | (0 1 k), k = 2..6 |
 | S7 | 5,040 | 7 | computed | (0 1), (0 1 … 6) |
 
+The last column is the standard generating set (`data.generating_set: standard`). For the
+symmetric groups `data.generating_set: coxeter` takes the n − 1 adjacent transpositions
+(i i+1) instead, whose relations are all short (Coxeter 1934: s_i² = (s_i s_{i+1})³ =
+(s_i s_j)² = 1 for |i − j| > 1), where the standard pair needs relations as long as
+((0 1)(0 1 … n−1))^(n−1); A<n>'s 3-cycles (0 1 k) already satisfy short ones only
+(Carmichael 1923: x_k³ = (x_j x_k)² = 1).
+
 Groups of at most 1,024 elements keep a multiplication table (|G|² ints, 4 MB at 1,024,
 about a last-level cache). Above it the table grows out of proportion (A7: 25 MB, S7:
 102 MB, and its |G|² products to build) while a product costs little to compute: compose
