@@ -82,7 +82,9 @@ TEST_CASE("the warm start extends S5's representation in SO(5) from its generato
   // the warm start every symbol's transition is rho of its element (many of them, the
   // generator (0 1) among them, with eigenvalues -1). For both generating sets: the
   // standard pair and the four adjacent transpositions (data.generating_set).
-  for (const auto& [set, count] : {std::pair<std::string, size_t>{"standard", 2}, {"coxeter", 4}}) {
+  for (const auto& set_and_count : {std::pair<std::string, size_t>{"standard", 2}, {"coxeter", 4}}) {
+    const std::string set = set_and_count.first;
+    const size_t count = set_and_count.second;
     CAPTURE(set);
     const data::WordTask task("S5", "all", set);
     const data::FiniteGroup& G = task.group();
