@@ -340,9 +340,16 @@ transpositions instead (`data.generating_set: coxeter`, relations of length 6 at
 `osm-rnn-token-so14-alphabet-coxeter` falls to chance at the hand-over like every other row
 and climbs out some 6,000 batches later (validation 0.42 at step 9,000 and 0.77 at 10,000 in
 seed 1), then levels off below the target at 20,000 steps; `-60k` and `-120k` give it three
-and six times the steps (the outcome and the table under Results). The diagnosis of a
-20,000-step probe (seed 1, `liegrad eval --lengths 1,2,4,16`) shows what is left: the
-transitions are exact on 5 of the 14 directions (RMS defect 0.011 there, a 5-dimensional
+and six times the steps (the outcome and the table under Results). The runs settle in two
+stages, and the diagnosis of each finished run (under Results, "What stops each row") tells
+them apart: first the transitions become exact on 5 of the 14 directions, where every
+20,000-step run and two of the 60,000-step runs end (0.86–0.98 per position); later on more
+of them, and then every position is read right to 4,096: on 10 in seed 3 of `-60k` and of
+`-120k` (the loss falls from about 2.3 to below 1 within 2,000 steps, at step 22,000 in
+`-60k`), on 6 in seed 2 of `-120k` (the loss settles near 1.8). The exact directions and
+the defects of every finished run are in "What stops each row" under Results. The diagnosis of a
+20,000-step probe (seed 1, `liegrad eval --lengths 1,2,4,16`) shows what the first stage
+leaves: the transitions are exact on 5 of the 14 directions (RMS defect 0.011 there, a 5-dimensional
 irreducible representation of S6) and random on the other 9 (1.4), and position one is read
 right in every word while two-symbol words are read at 0.95. The readout sums Re tr(H* P_c)
 over all 14 directions, so the 9 random ones add noise to every class's score until the
