@@ -78,19 +78,24 @@ TEST_CASE("set_transitions sets an element-drive OSM-RNN's transitions, the cut 
 }
 
 TEST_CASE("the warm start extends S5's representation in SO(5) from its generators to every element") {
-  // The generators' transitions are set to rho; the other 118 symbols start random. After
+  // The generators' transitions are set to rho; the other symbols start random. After
   // the warm start every symbol's transition is rho of its element (many of them, the
-  // generator (0 1) among them, with eigenvalues -1).
-  const data::WordTask task("S5");
-  const data::FiniteGroup& G = task.group();
-  auto m = models::make_model<float>(element_model("SO(5)"), 120, 1, 120);
-  models::GroupStateReadout<float>* readout = m->group_state_readout();
-  const std::vector<int32_t> gens = task.generator_symbols();
-  REQUIRE(gens.size() == 2);
-  Array<float> N(Shape{2, 5, 5});
-  for (size_t i = 0; i < gens.size(); ++i) {
-    const Array<float> P = signed_permutation(G, task.element_of(gens[i]));
-    std::copy(P.data(), P.data() + 25, N.data() + static_cast<int64_t>(i) * 25);
+  // generator (0 1) among them, with eigenvalues -1). For both generating sets: the
+  // standard pair and the four adjacent transpositions (data.generating_set).
+  for (const auto& set_and_count : {std::pair<std::string, size_t>{"standard", 2}, {"coxeter", 4}}) {
+    const std::string set = set_and_count.first;
+    const size_t count = set_and_count.second;
+    CAPTURE(set);
+    const data::WordTask task("S5", "all", set);
+    const data::FiniteGroup& G = task.group();
+    auto m = models::make_model<float>(element_model("SO(5)"), 120, 1, 120);
+    models::GroupStateReadout<float>* readout = m->group_state_readout();
+    const std::vector<int32_t> gens = task.generator_symbols();
+    REQUIRE(gens.size() == count);
+    Array<float> N(Shape{static_cast<int64_t>(count), 5, 5});
+    for (size_t i = 0; i < gens.size(); ++i) {
+      const Array<float> P = signed_permutation(G, task.element_of(gens[i]));
+      std::copy(P.data(), P.data() + 25, N.data() + static_cast<int64_t>(i) * 25);
   }
   readout->set_transitions(gens, N);
   double worst_before = 0;
@@ -99,12 +104,15 @@ TEST_CASE("the warm start extends S5's representation in SO(5) from its generato
     worst_before = std::max(worst_before, max_diff(random.data() + v * 25, signed_permutation(G, v).data(), 25));
   CHECK(worst_before > 0.5);  // the other symbols do not already hold rho
   const std::string line = tasks::warm_start_from_generators(task, *readout);
-  CHECK(line.find("118 elements") != std::string::npos);
+  CHECK(line.find(std::to_string(120 - count) + " elements") != std::string::npos);
   const Array<float> T = readout->transitions();
   double worst = 0;
   for (int32_t v = 0; v < 120; ++v)
     worst = std::max(worst, max_diff(T.data() + v * 25, signed_permutation(G, task.element_of(v)).data(), 25));
   CHECK(worst < 1e-4);
+  }
+  auto m = models::make_model<float>(element_model("SO(5)"), 120, 1, 120);
+  models::GroupStateReadout<float>* readout = m->group_state_readout();
   // Words in the generators only have no other symbols to set.
   const data::WordTask gens_only("S5", "generators");
   CHECK_THROWS_WITH_AS(tasks::warm_start_from_generators(gens_only, *readout), doctest::Contains("inputs \"all\""),
