@@ -231,6 +231,13 @@ first).
 | A7 | 2,520 | 7 | computed | (0 1 k), k = 2..6 |
 | S7 | 5,040 | 7 | computed | (0 1), (0 1 … 6) |
 
+The last column is the standard generating set (`data.generating_set: standard`). For the
+symmetric groups `data.generating_set: coxeter` takes the n − 1 adjacent transpositions
+(i i+1) instead, whose relations are all short (Coxeter 1934: s_i² = (s_i s_{i+1})³ =
+(s_i s_j)² = 1 for |i − j| > 1), where the standard pair needs relations as long as
+((0 1)(0 1 … n−1))^(n−1); A<n>'s 3-cycles (0 1 k) already satisfy short ones only
+(Carmichael 1923: x_k³ = (x_j x_k)² = 1).
+
 Groups of at most 1,024 elements keep a multiplication table (|G|² ints, 4 MB at 1,024,
 about a last-level cache). Above it the table grows out of proportion (A7: 25 MB, S7:
 102 MB, and its |G|² products to build) while a product costs little to compute: compose
@@ -322,8 +329,36 @@ the 518,400 pairs (order defect 6.75). The alphabet phase's transitions read wor
 64 generators at 0.95 without satisfying S6's relations, so their products along other words
 do not name the elements. What the hand-over needs first is an exact representation on the
 generators, not only accurate words. The generators-only row at τ = 3 comes closest (seed
-1's words are read right to 4,096, its order defect 0.64); a generator phase run until the
-relations hold, then the warm start, is the next step.
+1's words are read right to 4,096, its order defect 0.64).
+
+**The generating set (S6).** A6, which the alphabet row learns, is read through generators
+whose relations are all short (x_k³ = (x_j x_k)² = 1, words of 3 and 4 letters); S6's
+standard pair s = (0 1), c = (0 1 2 3 4 5) has s² = c⁶ = (sc)⁵ = 1 and needs longer ones
+(sc alone is a word of 2 letters of order 5, so ten letters; its Cayley graph has words of
+up to 18 letters, against 15 for the adjacent transpositions). With the five adjacent
+transpositions instead (`data.generating_set: coxeter`, relations of length 6 at most) the same alphabet row leaves chance on S6:
+`osm-rnn-token-so14-alphabet-coxeter` falls to chance at the hand-over like every other row
+and climbs out some 6,000 batches later (validation 0.42 at step 9,000 and 0.77 at 10,000 in
+seed 1), then levels off below the target at 20,000 steps; `-60k` and `-120k` give it three
+and six times the steps (the outcome and the table under Results). The diagnosis of a
+20,000-step probe (seed 1, `liegrad eval --lengths 1,2,4,16`) shows what is left: the
+transitions are exact on 5 of the 14 directions (RMS defect 0.011 there, a 5-dimensional
+irreducible representation of S6) and random on the other 9 (1.4), and position one is read
+right in every word while two-symbol words are read at 0.95. The readout sums Re tr(H* P_c)
+over all 14 directions, so the 9 random ones add noise to every class's score until the
+prototypes agree on them, while on the exact 5 the right class leads its nearest rivals
+(the transpositions' images, character 3 against 5) by only 2; at τ = 1 the loss stays
+near 2.4 nats even where the argmax is right, and the runs take tens of thousands of steps
+to settle. Probes on seed 1 (`liegrad train --config
+configs/state_tracking/osm-rnn-token-so14.json --set data.dataset=words:S6 --set
+data.generator_steps=2000 --set data.generating_set=coxeter --set data.curriculum_steps=5000
+--set train.steps=20000 --set train.min_lr_frac=0`, with the settings named) bound the
+recipe: τ = 2, τ = 3 and a learned τ keep the hand-over at chance (0.017 at 64), as do SO(8)
+and SO(10) at τ = 1; in SO(5), the smallest home of S6, the Coxeter alphabet stays at chance
+(0.002), and for S5 in SO(5) it reads short words (1.000 at length 1, 0.90 at 4) but not
+64 (0.24), its transitions 0.4–0.7 from a representation in every direction.
+`train.weight_decay` does not reach the OSM-RNN (no parameter of role `Weight`), so it is
+no remedy for the 9 random directions.
 
 `state_tracking_smallest` puts each group at the smallest d where it embeds in SO(d): A5
 in SO(3) (the rotations of the icosahedron), S5 in SO(5) (σ ↦ sgn(σ) P_σ), A6 in SO(5) (a
