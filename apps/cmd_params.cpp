@@ -38,7 +38,7 @@ int cmd_params(const std::vector<std::string>& argv) {
   const train::RunConfig rc = train::parse_run_config(config);
   // The task sizes the model: V input symbols, and C classes (a language model predicts
   // one of its V symbols); known corpora are sized without reading their data.
-  const auto task = tasks::make_task({rc.data.section, args.get("data-dir")});
+  const auto task = tasks::make_task({rc.data.section, args.get("data-dir"), /*vocab_record=*/nullptr, /*source=*/""});
   const int64_t V = task->input_vocab();
   const int64_t C = task->classes() > 0 ? task->classes() : V;
   nlohmann::json model = rc.model;

@@ -51,7 +51,7 @@ int cmd_probe(const std::vector<std::string>& argv) {
   }
   const train::RunConfig rc = train::parse_run_config(config);
   std::shared_ptr<tasks::Task> task = loaded.task;
-  if (!task) task = tasks::make_task({rc.data.section, args.get("data-dir")});
+  if (!task) task = tasks::make_task({rc.data.section, args.get("data-dir"), /*vocab_record=*/nullptr, /*source=*/""});
   if (!task->text_vocab()) throw UsageError("probe reads text; " + rc.data.dataset + " is not a text dataset");
   set_num_threads(args.get_int("threads", rc.train.threads));
   std::unique_ptr<models::Model<float>> built;

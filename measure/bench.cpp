@@ -79,7 +79,7 @@ BenchResult bench_training(const nlohmann::json& config, const BenchOptions& opt
   // The task sizes the model and its windows (the longest training sequence); a
   // classification task's classes are at least V, so the synthetic targets below stay in
   // range. Known corpora are sized without reading their data.
-  const auto task = tasks::make_task({rc.data.section, opt.data_dir});
+  const auto task = tasks::make_task({rc.data.section, opt.data_dir, /*vocab_record=*/nullptr, /*source=*/""});
   const int64_t V = task->input_vocab();
   const int64_t C = task->classes();
   auto model = models::make_model<float>(rc.model, V, t.seed, C);

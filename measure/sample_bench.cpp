@@ -25,7 +25,7 @@ SampleBenchResult bench_sampling(const nlohmann::json& config, const SampleBench
   const train::RunConfig rc = train::parse_run_config(config);
   const int threads = opt.threads > 0 ? opt.threads : rc.train.threads;
   set_num_threads(threads);
-  const auto task = tasks::make_task({rc.data.section, opt.data_dir});
+  const auto task = tasks::make_task({rc.data.section, opt.data_dir, /*vocab_record=*/nullptr, /*source=*/""});
   const int64_t V = task->input_vocab();
   if (task->classes() > 0 && task->classes() != V)  // classes() 0: a language model (C = V)
     throw ValueError("bench --sample: the model reads " + std::to_string(V) + " symbols but predicts " +

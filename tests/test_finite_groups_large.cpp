@@ -241,6 +241,24 @@ TEST_CASE("the larger groups obey the group laws, tabulated or computed, and the
   CHECK_FALSE(simple_by_normal_closures(FiniteGroup("S6")));
 }
 
+// The number of permutations of {0..degree-1} reached from the identity by right
+// multiplication with `generators` (a breadth-first closure over permutations, independent
+// of FiniteGroup's products): the order of the group they generate.
+static int64_t closure_size(const std::vector<Perm>& generators, size_t degree) {
+  std::set<Perm> reached = {identity(degree)};
+  std::vector<Perm> frontier(reached.begin(), reached.end());
+  while (!frontier.empty()) {
+    std::vector<Perm> next;
+    for (const auto& p : frontier)
+      for (const auto& t : generators) {
+        Perm q = then(p, t);
+        if (reached.insert(q).second) next.push_back(std::move(q));
+      }
+    frontier = std::move(next);
+  }
+  return static_cast<int64_t>(reached.size());
+}
+
 TEST_CASE("the larger groups' word tasks: generators generate, running products compose, bad names are one line") {
   for (const std::string name : {"PSL2_7", "A6", "S6", "A7"}) {
     CAPTURE(name);
@@ -248,19 +266,10 @@ TEST_CASE("the larger groups' word tasks: generators generate, running products 
     const FiniteGroup& g = all.group();
     CHECK(all.classes() == g.order());
     CHECK(all.input_vocab() == g.order());
-    // The generators reach every element (breadth-first closure over permutations).
-    std::set<Perm> reached = {identity(static_cast<size_t>(g.degree()))};
-    std::vector<Perm> frontier(reached.begin(), reached.end());
-    while (!frontier.empty()) {
-      std::vector<Perm> next;
-      for (const auto& p : frontier)
-        for (int32_t s = 0; s < gens.input_vocab(); ++s) {
-          Perm q = then(p, g.element(gens.element_of(s)));
-          if (reached.insert(q).second) next.push_back(q);
-        }
-      frontier = std::move(next);
-    }
-    CHECK(static_cast<int64_t>(reached.size()) == g.order());
+    // The generators reach every element.
+    std::vector<Perm> alphabet;
+    for (int32_t s = 0; s < gens.input_vocab(); ++s) alphabet.push_back(g.element(gens.element_of(s)));
+    CHECK(closure_size(alphabet, static_cast<size_t>(g.degree())) == g.order());
     // A word's targets are the composed permutations.
     Rng rng(5);
     const data::Batch w = all.sample(rng, 2, 300);
@@ -295,16 +304,7 @@ TEST_CASE("the larger groups' word tasks: generators generate, running products 
         const int m = i == j ? 1 : std::abs(i - j) == 1 ? 3 : 2;  // the Coxeter matrix: (s_i s_j)^m = e
         CHECK(perm_order(then(s[static_cast<size_t>(i)], s[static_cast<size_t>(j)])) == m);
       }
-    std::set<Perm> reached = {identity(static_cast<size_t>(n))};
-    std::vector<Perm> frontier(reached.begin(), reached.end());
-    while (!frontier.empty()) {
-      std::vector<Perm> next;
-      for (const auto& p : frontier)
-        for (const auto& t : s)
-          if (reached.insert(then(p, t)).second) next.push_back(then(p, t));
-      frontier = std::move(next);
-    }
-    CHECK(static_cast<int64_t>(reached.size()) == g.order());
+    CHECK(closure_size(s, static_cast<size_t>(n)) == g.order());
     // With inputs "all" the same generators are the alphabet curriculum's symbols.
     std::vector<int32_t> ids;
     for (int i = 0; i + 1 < n; ++i) ids.push_back(cox.element_of(i));
