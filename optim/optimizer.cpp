@@ -180,7 +180,8 @@ nlohmann::json SGD<T>::options_json() const {
   return {{"momentum", opt_.momentum},
           {"nesterov", opt_.nesterov},
           {"weight_decay", opt_.weight_decay},
-          {"reorth_every", opt_.reorth_every}};
+          {"reorth_every", opt_.reorth_every},
+          {"bias_correction", opt_.coordinate_bias_correction ? "coordinate" : "parameter"}};
 }
 
 template <class T>
@@ -208,7 +209,12 @@ Adam<T>::Adam(std::vector<ag::Parameter<T>> params, const AdamOptions& opt) : Ad
 
 template <class T>
 Adam<T>::Adam(std::vector<ag::Parameter<T>> params, const AdamOptions& opt, bool decoupled)
-    : Optimizer<T>(std::move(params), {"exp_avg", "exp_avg_sq"}, opt.reorth_every), opt_(opt), decoupled_(decoupled) {
+    : Optimizer<T>(std::move(params),
+                   opt.coordinate_bias_correction ? std::vector<std::string>{"exp_avg", "exp_avg_sq", "steps"}
+                                                  : std::vector<std::string>{"exp_avg", "exp_avg_sq"},
+                   opt.reorth_every),
+      opt_(opt),
+      decoupled_(decoupled) {
   check_beta("beta1", opt.beta1);
   check_beta("beta2", opt.beta2);
   if (!(std::isfinite(opt.eps) && opt.eps > 0))
@@ -222,7 +228,8 @@ nlohmann::json Adam<T>::options_json() const {
           {"beta2", opt_.beta2},
           {"eps", opt_.eps},
           {"weight_decay", opt_.weight_decay},
-          {"reorth_every", opt_.reorth_every}};
+          {"reorth_every", opt_.reorth_every},
+          {"bias_correction", opt_.coordinate_bias_correction ? "coordinate" : "parameter"}};
 }
 
 template <class T>
@@ -252,7 +259,27 @@ void Adam<T>::direction(typename Optimizer<T>::Slot& s, const T* g, const T* w, 
       d[k] = dk;
     }
   };
-  if (wd > 0 && !decoupled_)
+  if (opt_.coordinate_bias_correction) {
+    // Each coordinate's own count k: 0 until its first non-zero gradient, then one more
+    // every step (the moments of a coordinate that has started decay as in Algorithm 1).
+    T* steps = s.buf[2].data();
+    for (int64_t k = 0; k < n; ++k) {
+      double gk = static_cast<double>(g[k]);
+      if (wd > 0 && !decoupled_) gk += wd * static_cast<double>(w[k]);
+      double dk = 0.0;
+      if (steps[k] > 0 || gk != 0.0) {
+        const double count = static_cast<double>(steps[k]) + 1.0;  // exact in float to 2^24 steps
+        steps[k] = static_cast<T>(count);
+        const double mk = b1 * static_cast<double>(m[k]) + (1.0 - b1) * gk;
+        const double vk = b2 * static_cast<double>(v[k]) + (1.0 - b2) * gk * gk;
+        m[k] = static_cast<T>(mk);
+        v[k] = static_cast<T>(vk);
+        dk = (mk / (1.0 - std::pow(b1, count))) / (std::sqrt(vk / (1.0 - std::pow(b2, count))) + eps);
+      }
+      if (wd > 0 && decoupled_) dk += wd * static_cast<double>(w[k]);
+      d[k] = dk;
+    }
+  } else if (wd > 0 && !decoupled_)
     run(std::true_type{}, std::false_type{});
   else if (wd > 0)
     run(std::false_type{}, std::true_type{});
@@ -281,6 +308,8 @@ AdamOptions read_adam(ConfigReader& o, double default_wd) {
   a.eps = o.get_double("eps", a.eps);
   a.weight_decay = o.get_double("weight_decay", default_wd);
   a.reorth_every = o.get_int("reorth_every", 0);
+  a.coordinate_bias_correction =
+      o.get_string("bias_correction", "parameter", {"parameter", "coordinate"}) == "coordinate";
   return a;
 }
 

@@ -7,6 +7,14 @@
 //          w <- w - lr (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps). Optional L2 decay.
 //   AdamW  Adam with decoupled weight decay (Loshchilov & Hutter 2019):
 //          w <- w - lr (adam_direction + wd w).
+//   Adam's bias correction counts t per parameter tensor (as PyTorch does), or with
+//   bias_correction "coordinate" per coordinate from the step of its first non-zero
+//   gradient. The two agree wherever every coordinate has a gradient from the first
+//   step; they differ for rows of a table first read late (the symbols an alphabet
+//   curriculum holds back, tasks/words_task.hpp): with a tensor count t >> 1 their
+//   moments start at zero with no correction, v is short by a factor of about
+//   k (1 - b2) after k steps, and the step m / sqrt(v) is up to 1/sqrt(1 - b2) ~ 32
+//   times lr for the first steps (sqrt(10) at the first), where Algorithm 1 gives lr.
 //
 // Weight decay (either kind) applies only where Parameter::decays() (role Weight):
 // never to biases, norms, scalars, tangent mixing or group parameters.
@@ -107,6 +115,7 @@ struct SgdOptions {
   bool nesterov = false;      // requires momentum > 0
   double weight_decay = 0.0;  // >= 0, L2 (added to the gradient), Weight role only
   int64_t reorth_every = 0;   // >= 0; 0 = never re-orthonormalise manifold parameters
+  bool coordinate_bias_correction = false;  // bias_correction "coordinate" (see the head comment)
 };
 
 template <class T>
@@ -129,6 +138,7 @@ struct AdamOptions {
   double eps = 1e-8;          // > 0
   double weight_decay = 0.0;  // >= 0; L2 for Adam, decoupled for AdamW; Weight role only
   int64_t reorth_every = 0;   // >= 0; 0 = never re-orthonormalise manifold parameters
+  bool coordinate_bias_correction = false;  // bias_correction "coordinate" (see the head comment)
 };
 
 template <class T>
@@ -165,7 +175,8 @@ std::vector<std::string> optimizer_names();
 
 // Builds an optimizer by name from an options object (null or {} for defaults):
 //   sgd:   momentum, nesterov, weight_decay, reorth_every
-//   adam:  beta1, beta2 (or betas: [b1, b2]), eps, weight_decay, reorth_every
+//   adam:  beta1, beta2 (or betas: [b1, b2]), eps, weight_decay, reorth_every,
+//          bias_correction ("parameter" or "coordinate")
 //   adamw: as adam (weight_decay default 0.01)
 // Unknown name: ValueError listing the known ones. Out-of-range or mistyped value:
 // ValueError naming the key and value. Unknown key: ConfigError naming it (and the

@@ -1,5 +1,6 @@
 // Tests of optim/: SGD, Adam and AdamW on a quadratic; Adam's first steps against
-// values computed by hand from Kingma & Ba 2015 (Algorithm 1); decoupled weight decay
+// values computed by hand from Kingma & Ba 2015 (Algorithm 1), with its bias correction
+// counted per tensor or per coordinate; decoupled weight decay
 // only on Weight-role parameters (Loshchilov & Hutter 2019); bit-identical resume
 // from saved state; global-norm clipping; schedules; factory errors; Riemannian steps
 // of manifold-mode group parameters (Absil et al. 2008) staying on the group.
@@ -184,6 +185,67 @@ TEST_CASE("optimizer state round-trips through JSON for a bit-identical resume")
     }
     CHECK(a->state_to_json() == b->state_to_json());
   }
+}
+
+TEST_CASE("Adam's coordinate bias correction: a row first read late takes Algorithm 1's first step") {
+  // Two rows; row 1 has a zero gradient for the first 5,000 steps (a symbol an alphabet
+  // curriculum holds back), then g. With the tensor's count t = 5,001 its moments start
+  // uncorrected: the first step is lr (0.1 g / 1) / sqrt(0.001 g^2 / (1 - 0.999^5001)),
+  // about 3.16 lr; counted from its own first gradient it is lr g / (|g| + eps) ~ lr.
+  const double lr = 0.01, g = 0.25;
+  auto first_late_step = [&](const std::string& correction) {
+    std::vector<Parameter<double>> ps{make_param<double>("table", Array<double>(Shape{2, 3}))};
+    auto adam = optim::make_optimizer<double>("adam", ps, {{"bias_correction", correction}});
+    Array<double> grad(Shape{2, 3});
+    for (int t = 0; t < 5000; ++t) {
+      for (int j = 0; j < 3; ++j) grad[j] = (t % 2 ? 1.0 : -1.0) * (j + 1);  // row 0 only
+      ps[0].var.grad() = grad;
+      adam->step(lr);
+    }
+    for (int j = 0; j < 3; ++j) CHECK(ps[0].var.value()[3 + j] == 0.0);  // row 1 untouched so far
+    for (int j = 0; j < 6; ++j) grad[j] = j < 3 ? 0.0 : g;
+    ps[0].var.grad() = grad;
+    adam->step(lr);
+    return -ps[0].var.value()[3];
+  };
+  const double tensor_count = first_late_step("parameter"), own_count = first_late_step("coordinate");
+  const double b1 = 0.9, b2 = 0.999, t = 5001;
+  CHECK(tensor_count == doctest::Approx(lr * ((1 - b1) * g / (1 - std::pow(b1, t))) /
+                                        (std::sqrt((1 - b2) * g * g / (1 - std::pow(b2, t))) + 1e-8))
+                            .epsilon(1e-9));
+  CHECK(tensor_count > 3.1 * lr);
+  CHECK(own_count == doctest::Approx(lr * g / (g + 1e-8)).epsilon(1e-12));
+
+  // Where every coordinate has a gradient from the first step the two agree bit for bit.
+  Rng init(3);
+  std::vector<Parameter<float>> a{make_param<float>("w", init.normal_array<float>(Shape{4, 5}))};
+  std::vector<Parameter<float>> b = clone_params(a);
+  auto pa = optim::make_optimizer<float>("adamw", a, {{"bias_correction", "parameter"}});
+  auto pb = optim::make_optimizer<float>("adamw", b, {{"bias_correction", "coordinate"}});
+  Rng ga(9), gb(9);
+  random_steps(*pa, a, ga, 20, 1e-2);
+  random_steps(*pb, b, gb, 20, 1e-2);
+  CHECK(bit_equal(a[0].var.value(), b[0].var.value()));
+  CHECK(pb->options_json()["bias_correction"] == "coordinate");
+  CHECK(pa->options_json()["bias_correction"] == "parameter");
+
+  // The counts are saved with the moments: a resumed optimizer continues bit for bit.
+  const std::string saved = pb->state_to_json().dump();
+  CHECK(nlohmann::json::parse(saved)["params"]["w"].contains("steps"));
+  std::vector<Parameter<float>> c = clone_params(b);
+  auto pc = optim::make_optimizer<float>("adamw", c, {{"bias_correction", "coordinate"}});
+  pc->state_from_json(nlohmann::json::parse(saved));
+  Rng gc = gb;
+  random_steps(*pb, b, gb, 5, 1e-2);
+  random_steps(*pc, c, gc, 5, 1e-2);
+  CHECK(bit_equal(b[0].var.value(), c[0].var.value()));
+  // A state saved without the counts is refused by name.
+  auto pd = optim::make_optimizer<float>("adamw", clone_params(a), {{"bias_correction", "coordinate"}});
+  CHECK_THROWS_WITH_AS(pd->state_from_json(pa->state_to_json()), doctest::Contains("steps"), ValueError);
+  CHECK_THROWS_WITH_AS(optim::make_optimizer<float>("adam", a, {{"bias_correction", "row"}}),
+                       doctest::Contains("bias_correction"), ValueError);
+  CHECK_THROWS_WITH_AS(optim::make_optimizer<float>("sgd", a, {{"bias_correction", "coordinate"}}),
+                       doctest::Contains("bias_correction"), ConfigError);
 }
 
 TEST_CASE("optimizer state loading rejects mismatches, naming the parameter") {
