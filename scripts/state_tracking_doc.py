@@ -331,6 +331,28 @@ do not name the elements. What the hand-over needs first is an exact representat
 generators, not only accurate words. The generators-only row at τ = 3 comes closest (seed
 1's words are read right to 4,096, its order defect 0.64).
 
+**The warm start on A7.** A7's five 3-cycles (0 1 k) satisfy short relations, and at τ = 3
+the element drive reads their words well: in `osm-rnn-element-so14-alphabet6k-warm-coord`
+the 6,000-batch alphabet phase ends at 0.999 (seed 1) and 1.000 (seed 2) training
+accuracy. The hand-over then depends on two things. The first is Adam's bias correction.
+The rows the warm start sets have had no gradient, so under PyTorch's per-tensor step
+count (t = 6,000) their moments start at zero with no correction, and their first steps
+are up to ~32 × lr (√10 × lr at the first; optim/optimizer.hpp). With that count the
+hand-over collapsed in seeds 1 and 2, from 0.999 to 0.0007 training accuracy by step 6,500,
+and stayed below 0.004 through step 8,000. The only run that came through it was a probe
+that reached the hand-over at a lower rate (the same recipe with `train.steps` 14,000, seed 1:
+0.9995 per position at 64, 0.992 at 1,024 and 0.60 at 4,096, exact on 6 of the 14 directions
+with RMS defect 0.042 there). `train.bias_correction: coordinate` counts each coordinate's
+steps from its own first gradient. Seed 1 then falls only to 0.13 in the first 100 batches
+and is back at 0.94 by step 9,000; the table has where it ends. The second is what the
+alphabet phase found. Seed 2 reads the generators' words at 1.000 (loss 0.003), and still
+collapses under either count. A probe stopped one step after its warm start (`liegrad train
+... --set train.seed=2 --stop-at 6001`, then `liegrad eval --lengths 1,2,4,16,64`) shows
+why: its transitions are exact on none of the 14 directions (RMS defect 1.27–1.41), so
+their products along the elements' shortest words do not name the elements, and one-symbol
+words are read right in half the cases. As on S6, accurate words are not yet an exact
+representation, and the warm start needs the representation.
+
 **The generating set (S6).** A6, which the alphabet row learns, is read through generators
 whose relations are all short (x_k³ = (x_j x_k)² = 1, words of 3 and 4 letters); S6's
 standard pair s = (0 1), c = (0 1 2 3 4 5) has s² = c⁶ = (sc)⁵ = 1 and needs longer ones
