@@ -180,8 +180,7 @@ nlohmann::json SGD<T>::options_json() const {
   return {{"momentum", opt_.momentum},
           {"nesterov", opt_.nesterov},
           {"weight_decay", opt_.weight_decay},
-          {"reorth_every", opt_.reorth_every},
-          {"bias_correction", opt_.coordinate_bias_correction ? "coordinate" : "parameter"}};
+          {"reorth_every", opt_.reorth_every}};
 }
 
 template <class T>

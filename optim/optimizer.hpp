@@ -115,7 +115,6 @@ struct SgdOptions {
   bool nesterov = false;      // requires momentum > 0
   double weight_decay = 0.0;  // >= 0, L2 (added to the gradient), Weight role only
   int64_t reorth_every = 0;   // >= 0; 0 = never re-orthonormalise manifold parameters
-  bool coordinate_bias_correction = false;  // bias_correction "coordinate" (see the head comment)
 };
 
 template <class T>
