@@ -261,7 +261,10 @@ void Adam<T>::direction(typename Optimizer<T>::Slot& s, const T* g, const T* w, 
   if (opt_.coordinate_bias_correction) {
     // Each coordinate's own count k: 0 until its first non-zero gradient, then one more
     // every step (the moments of a coordinate that has started decay as in Algorithm 1).
+    // The corrections depend on the count only, and a row's coordinates start together,
+    // so neighbours mostly share it: std::pow runs when the count changes.
     T* steps = s.buf[2].data();
+    double last_count = -1.0, bc1k = 1.0, bc2k = 1.0;
     for (int64_t k = 0; k < n; ++k) {
       double gk = static_cast<double>(g[k]);
       if (wd > 0 && !decoupled_) gk += wd * static_cast<double>(w[k]);
@@ -273,7 +276,12 @@ void Adam<T>::direction(typename Optimizer<T>::Slot& s, const T* g, const T* w, 
         const double vk = b2 * static_cast<double>(v[k]) + (1.0 - b2) * gk * gk;
         m[k] = static_cast<T>(mk);
         v[k] = static_cast<T>(vk);
-        dk = (mk / (1.0 - std::pow(b1, count))) / (std::sqrt(vk / (1.0 - std::pow(b2, count))) + eps);
+        if (count != last_count) {
+          bc1k = 1.0 - std::pow(b1, count);
+          bc2k = 1.0 - std::pow(b2, count);
+          last_count = count;
+        }
+        dk = (mk / bc1k) / (std::sqrt(vk / bc2k) + eps);
       }
       if (wd > 0 && decoupled_) dk += wd * static_cast<double>(w[k]);
       d[k] = dk;
