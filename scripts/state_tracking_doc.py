@@ -337,7 +337,8 @@ the element drive reads their words well: the 6,000-batch alphabet phase of
 training accuracy. Three things then decide the hand-over. (1) Adam's bias correction: the
 rows the warm start sets have had no gradient, so under PyTorch's per-tensor step count
 (t = 6,000) their moments start at zero with no correction and their first steps are up to
-~32 × lr (√10 × lr at the first; optim/optimizer.hpp). With that count the hand-over
+3–6.5 × lr (√10 × lr at the first, 6.5 × lr after ten steps of a steady gradient;
+optim/optimizer.hpp). With that count the hand-over
 collapsed in seeds 1 and 2, from 0.999 to 0.0007 training accuracy by step 6,500 and below
 0.004 at step 8,000 (those runs were stopped and the row replaced); only a probe that reached
 the hand-over at a lower rate came through (`train.steps` 14,000, seed 1: 0.9995 per position
