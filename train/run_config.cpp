@@ -73,10 +73,13 @@ RunConfig parse_run_config(const nlohmann::json& j) {
   if (t.has("lr") && t.json().at("lr").is_number() && t.json().at("lr").get<double>() <= 0)
     throw ConfigError("train.lr: expected a number > 0, got " + t.json().at("lr").dump());
   c.lr = t.get_double("lr", c.lr, 1e-300);
-  for (const char* key : {"beta1", "beta2", "eps", "weight_decay", "momentum", "reorth_every", "bias_correction"})
+  // Passed through to optim::make_optimizer, which checks them against the optimizer.
+  const std::vector<std::string> optimizer_keys = {"beta1",    "beta2",        "eps",           "weight_decay",
+                                                   "momentum", "reorth_every", "bias_correction"};
+  for (const std::string& key : optimizer_keys)
     if (t.has(key)) c.optimizer_options[key] = t.json().at(key);
   if (t.has("nesterov")) c.optimizer_options["nesterov"] = t.get_bool("nesterov", false);
-  t.allow({"beta1", "beta2", "eps", "weight_decay", "momentum", "reorth_every", "bias_correction"});
+  t.allow(optimizer_keys);
   c.schedule = t.get_string("schedule", c.schedule, optim::schedule_names());
   c.warmup = t.get_int("warmup", c.warmup, 0);
   c.min_lr_frac = t.get_double("min_lr_frac", c.min_lr_frac, 0.0, 1.0);
