@@ -219,7 +219,10 @@ def find_identical(manifest, table_name, table, run):
     for other_name, other in manifest.items():
         if other_name in ("comment", table_name) or "wall_budget_s" in other:
             continue
-        for o in expand(other_name, other):
+        others = expand(other_name, other)
+        if not long_tables.is_long(other) and any("set_from" in r for r in other.get("runs", [])):
+            resolve_words_set_from(manifest, other_name, others)  # its runs trained with these values
+        for o in others:
             if o["config"] != run["config"] or o["sets"] != run["sets"]:
                 continue
             d = os.path.join(RESULTS, other_name, o["id"])

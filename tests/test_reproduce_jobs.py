@@ -266,5 +266,26 @@ class Claims(Sandbox):
         self.assertFalse(os.path.exists(self.claim_path()))  # released after training
 
 
+class Reuse(unittest.TestCase):
+    """A run identical to a finished run of another table is found, also where both take
+    their learning rate from a screen ("set_from"): the groups table's A6 row at SO(5) is
+    the smallest-size table's row of the same name, trained once (committed results)."""
+    def test_a_row_whose_rate_comes_from_a_screen_is_found_in_the_other_table(self):
+        import reproduce
+        with open(os.path.join(ROOT, "configs", "paper", "tables.json")) as f:
+            manifest = json.load(f)
+        name = "state_tracking_groups"
+        runs = [r for r in reproduce.expand(name, manifest[name])
+                if r["id"] == "osm-rnn-element-so5-alphabet6k-warm-dataset=words-A6-s1"]
+        self.assertEqual(len(runs), 1)
+        self.assertEqual(reproduce.resolve_words_set_from(manifest, name, runs), {})
+        self.assertIn("train.lr", runs[0]["sets"])  # resolved from the screen, as when it trains
+        source = reproduce.find_identical(manifest, name, manifest[name], runs[0])
+        self.assertIsNotNone(source)
+        self.assertEqual(source[:2], ("state_tracking_smallest", runs[0]["id"]))
+        runs[0]["sets"]["train.lr"] *= 2  # another rate is another run
+        self.assertIsNone(reproduce.find_identical(manifest, name, manifest[name], runs[0]))
+
+
 if __name__ == "__main__":
     unittest.main()
