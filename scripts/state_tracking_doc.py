@@ -22,6 +22,7 @@ import argparse
 import json
 import math
 import os
+import re
 
 from length_tables import page_table_lines
 
@@ -1049,28 +1050,34 @@ def target_lines(results_dir, table, rows, length, target=0.99, want=3):
 
 
 def size_of(model):
-    """("SO", d) or ("SU", d) of a row named osm-rnn-token-so<d>-alphabet or
-    osm-rnn-token-su<d>-alphabet; None for any other row (remedies carry a suffix)."""
-    for kind in ("so", "su"):
-        head = "osm-rnn-token-%s" % kind
-        if model.startswith(head) and model.endswith("-alphabet") and model[len(head):-len("-alphabet")].isdigit():
-            return kind.upper(), int(model[len(head):-len("-alphabet")])
-    return None
+    """("SO", d) or ("SU", d) of an OSM-RNN row named osm-rnn-<drive>-so<d>[-recipe] or
+    osm-rnn-<drive>-su<d>[-recipe] (e.g. osm-rnn-token-so5-alphabet,
+    osm-rnn-element-so6-alphabet6k-warm); None for any other row."""
+    m = re.match(r"osm-rnn-[a-z]+-(so|su)(\d+)(-|$)", model)
+    return (m.group(1).upper(), int(m.group(2))) if m else None
 
 
 def smallest_learning(results_dir, summary, length, target=0.99):
-    """Per group: [(real dimension, group label, seeds >= target at `length`, seeds finished)]
-    over the rows named osm-rnn-token-so<d>-alphabet and osm-rnn-token-su<d>-alphabet,
-    ordered by the real dimension of the state (d for SO(d), 2d for SU(d))."""
-    best = {}
+    """Per group: [(real dimension, size label, seeds >= target at `length`, seeds finished,
+    row, rows tried at that size)], one entry per size, the row being the recipe with the
+    largest share of seeds at the target (then the most seeds); ordered by the real
+    dimension of the state (d for SO(d), 2d for SU(d))."""
+    by_size = {}
     for r in summary["rows"]:
         size = size_of(r["model"])
         if r["n"] == 0 or size is None:
             continue
         kind, d = size
         accs = per_seed(results_dir, SMALLEST, r["model"], r["group"], length)
-        best.setdefault(r["group"], []).append((d if kind == "SO" else 2 * d, "%s(%d)" % (kind, d),
-                                                sum(1 for v in accs.values() if v >= target), len(accs)))
+        if not accs:
+            continue
+        k = sum(1 for v in accs.values() if v >= target)
+        key = (r["group"], d if kind == "SO" else 2 * d, "%s(%d)" % (kind, d))
+        by_size.setdefault(key, []).append((k / len(accs), k, len(accs), r["model"]))
+    best = {}
+    for (g, dim, label), entries in by_size.items():
+        _, k, n, model = max(entries)
+        best.setdefault(g, []).append((dim, label, k, n, model, len(entries)))
     return {g: sorted(v) for g, v in best.items()}
 
 
@@ -1153,14 +1160,16 @@ def larger_groups_lines(results_dir, out_path):
     small = load_summary(results_dir, SMALLEST)
     if small:
         lines += ["### state_tracking_smallest: the smallest size that learns", "",
-                  "Per group, the sizes tried with the alphabet curriculum and how many of their finished seeds reach "
-                  ">= 0.99 accuracy per position at 1,024; the smallest size with a seed there is the smallest that "
-                  "learns (in that many restarts).", ""]
+                  "Per group and size, the recipe (row) with the largest share of its finished seeds at >= 0.99 "
+                  "accuracy per position at 1,024, out of the recipes tried at that size; the smallest size with "
+                  "a seed there is the smallest that learns (in that many restarts).", ""]
         for g, sizes in smallest_learning(results_dir, small, 1024).items():
-            learns = [label for _, label, k, n in sizes if k > 0]
-            lines.append("- %s: %s; %s." % (g, ", ".join("%s %d of %d" % (label, k, n) for _, label, k, n in sizes),
-                                            "smallest that learns %s" % learns[0] if learns else
-                                            "no size tried learns it"))
+            learns = [label for _, label, k, _, _, _ in sizes if k > 0]
+            lines.append("- %s: %s; %s." % (
+                g, ", ".join("%s %d of %d (%s%s)" % (label, k, n, model,
+                                                    ", best of %d recipes" % tried if tried > 1 else "")
+                             for _, label, k, n, model, tried in sizes),
+                "smallest that learns %s" % learns[0] if learns else "no size tried learns it"))
         lines += [""] + table_lines(results_dir, out_path, SMALLEST, "### state_tracking_smallest: the table") + [""]
         lines += switch_lines(results_dir, SMALLEST)
         lines += diagnosis_lines(results_dir, SMALLEST, "### What stops each row: state_tracking_smallest")

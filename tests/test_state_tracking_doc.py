@@ -245,8 +245,32 @@ class LongTableSections(unittest.TestCase):
     def test_smallest_sizes_read_so_and_su_rows_by_real_dimension(self):
         self.assertEqual(doc.size_of("osm-rnn-token-so8-alphabet"), ("SO", 8))
         self.assertEqual(doc.size_of("osm-rnn-token-su3-alphabet"), ("SU", 3))
-        self.assertIsNone(doc.size_of("osm-rnn-token-su3-alphabet-tau3"))  # a remedy row
-        self.assertIsNone(doc.size_of("osm-rnn-token-so14"))
+        self.assertEqual(doc.size_of("osm-rnn-token-su3-alphabet-tau3"), ("SU", 3))  # a remedy row
+        self.assertEqual(doc.size_of("osm-rnn-element-so6-alphabet6k-warm"), ("SO", 6))
+        self.assertEqual(doc.size_of("osm-rnn-token-so14"), ("SO", 14))
+        self.assertIsNone(doc.size_of("lstm-h128-alphabet"))
+        self.assertIsNone(doc.size_of("osm-rnn-token-sox-alphabet"))
+
+    def test_each_size_reports_its_best_recipe(self):
+        import json
+        import tempfile
+        accs = {("osm-rnn-token-so5-alphabet", "A6"): [0.004, 0.003, 0.004],
+                ("osm-rnn-element-so5-alphabet6k-warm", "A6"): [1.0, 0.999, 0.2],
+                ("osm-rnn-token-so8-alphabet", "A6"): [0.995],
+                ("osm-rnn-token-su3-alphabet", "A6"): [0.001, 0.002]}
+        with tempfile.TemporaryDirectory() as d:
+            rows = []
+            for (model, g), vals in accs.items():
+                for seed, v in enumerate(vals, 1):
+                    run = os.path.join(d, doc.SMALLEST, "%s-dataset=words-%s-s%d" % (model, g, seed))
+                    os.makedirs(run)
+                    with open(os.path.join(run, "result.json"), "w") as f:
+                        json.dump({"test": [{"length": 1024, "position_acc": v}]}, f)
+                rows.append({"model": model, "group": g, "n": len(vals), "pending": [], "diverged": 0})
+            got = doc.smallest_learning(d, {"rows": rows}, 1024)
+        self.assertEqual(got, {"A6": [(5, "SO(5)", 2, 3, "osm-rnn-element-so5-alphabet6k-warm", 2),
+                                      (6, "SU(3)", 0, 2, "osm-rnn-token-su3-alphabet", 1),
+                                      (8, "SO(8)", 1, 1, "osm-rnn-token-so8-alphabet", 1)]})
 
     def test_a_row_of_fewer_seeds_is_not_counted_short(self):
         import json
