@@ -197,10 +197,42 @@ std::vector<int32_t> FiniteGroup::standard_generators() const {
   return ids;
 }
 
+std::vector<int32_t> FiniteGroup::no_involution_generators() const {
+  std::vector<std::vector<int32_t>> gens;
+  if (family_ == 'Z') {
+    if (n_ == 2) throw ValueError("generating set \"no_involutions\": Z2's only generator is an involution");
+    gens.push_back(elements_[1]);
+  } else if (family_ == 'S') {
+    if (n_ < 4)
+      throw ValueError("generating set \"no_involutions\": " + name_ + " is not generated without involutions "
+                       "(its other elements are 3-cycles, which generate A3)");
+    // c = (0 1 ... n-1) and d = (0 1 ... n-2): d^-1 c is the transposition (n-2 n-1), so
+    // with c they give the standard pair; d has order n - 1 >= 3.
+    std::vector<int32_t> c(static_cast<size_t>(n_)), d = identity_perm(n_);
+    for (int64_t i = 0; i < n_; ++i) c[static_cast<size_t>(i)] = static_cast<int32_t>((i + 1) % n_);
+    for (int64_t i = 0; i + 1 < n_; ++i) d[static_cast<size_t>(i)] = static_cast<int32_t>((i + 1) % (n_ - 1));
+    gens = {c, d};
+  } else if (family_ == 'A') {
+    return standard_generators();  // the 3-cycles already
+  } else {
+    // S then T, x -> (x - 1)/x, of order 3 (its matrix [[1, -1], [1, 0]] has trace 1), and
+    // T of order p: S = (S.T).T^-1, so the pair generates what S and T generate.
+    const auto st = psl2_generators(n_ - 1);
+    std::vector<int32_t> s_then_t(st[0].size());
+    for (size_t i = 0; i < s_then_t.size(); ++i) s_then_t[i] = st[1][static_cast<size_t>(st[0][i])];
+    gens = {s_then_t, st[1]};
+  }
+  std::vector<int32_t> ids;
+  for (const auto& g : gens) ids.push_back(id_of(g));
+  return ids;
+}
+
 std::vector<int32_t> FiniteGroup::generating_set(const std::string& name) const {
   if (name == "standard") return standard_generators();
+  if (name == "no_involutions") return no_involution_generators();
   if (name != "coxeter")
-    throw ValueError("generating set: unknown value '" + name + "' (expected \"standard\" or \"coxeter\")");
+    throw ValueError("generating set: unknown value '" + name +
+                     "' (expected \"standard\", \"coxeter\" or \"no_involutions\")");
   if (family_ != 'S')
     throw ValueError("generating set \"coxeter\" (adjacent transpositions) is defined for the symmetric groups "
                      "S<n>, not for " + name_);

@@ -71,7 +71,7 @@ struct WordsData {
 nlohmann::json parse_words_data(ConfigReader& d, const std::string& dataset) {
   WordsData c;
   c.inputs = d.get_string("inputs", c.inputs, {"all", "generators"});
-  c.generating_set = d.get_string("generating_set", c.generating_set, {"standard", "coxeter"});
+  c.generating_set = d.get_string("generating_set", c.generating_set, {"standard", "coxeter", "no_involutions"});
   std::string group;
   try {
     group = data::word_group_of(dataset);

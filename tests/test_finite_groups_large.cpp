@@ -323,6 +323,30 @@ TEST_CASE("the larger groups' word tasks: generators generate, running products 
   CHECK(perm_order(T) == 7);
   CHECK(perm_order(then(S, T)) == 3);
 
+  // "no_involutions": generators of order >= 3 that still generate the group, checked as
+  // permutations (orders and closure independent of the group's products).
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> odd_free = {
+      {"Z5", {5}}, {"S4", {4, 3}}, {"S5", {5, 4}}, {"S6", {6, 5}}, {"S7", {7, 6}},
+      {"A5", {3, 3, 3}}, {"A7", {3, 3, 3, 3, 3}}, {"PSL2_7", {3, 7}}, {"PSL2_13", {3, 13}}};
+  for (const auto& [name, orders] : odd_free) {
+    CAPTURE(name);
+    const data::WordTask task(name, "generators", "no_involutions");
+    const FiniteGroup& gr = task.group();
+    REQUIRE(task.input_vocab() == static_cast<int64_t>(orders.size()));
+    std::vector<Perm> gens;
+    for (int32_t i = 0; i < task.input_vocab(); ++i) {
+      gens.push_back(gr.element(task.element_of(i)));
+      CHECK(perm_order(gens.back()) == orders[static_cast<size_t>(i)]);
+    }
+    CHECK(closure_size(gens, static_cast<size_t>(gr.degree())) == gr.order());
+  }
+  for (const std::string name : {"Z2", "S2", "S3"}) {
+    CAPTURE(name);
+    CHECK_THROWS_WITH_AS(data::WordTask(name, "generators", "no_involutions"),
+                         doctest::Contains(name.c_str()), ValueError);
+  }
+  CHECK_THROWS_WITH_AS(data::WordTask("S6", "generators", "odd"), doctest::Contains("no_involutions"), ValueError);
+
   auto message = [](const std::string& name) {
     try {
       FiniteGroup rejected(name);

@@ -164,6 +164,10 @@ TEST_CASE("word task configurations: bad values name the key and the value") {
     c["data"]["dataset"] = "words:A5";
     test::check_config_error([&] { train::parse_run_config(c); }, {"data.generating_set", "S<n>", "A5"});
     CHECK_FALSE(rc.resolved()["data"].contains("generating_set"));  // standard: resolved as before it existed
+    c["data"]["generating_set"] = "no_involutions";  // A5's 3-cycles
+    CHECK(train::parse_run_config(c).resolved()["data"]["generating_set"] == "no_involutions");
+    c["data"]["dataset"] = "words:Z2";
+    test::check_config_error([&] { train::parse_run_config(c); }, {"data.generating_set", "Z2", "involution"});
   }
   expect("val_frac", 0.1, {"val_frac"});  // a text-corpus key: unknown here
   json c = good;
