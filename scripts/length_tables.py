@@ -21,14 +21,18 @@ def mean_std(xs):
 
 def read_run_results(results_dir, table_name, runs, row_key):
     """Each run's RESULTS/TABLE/RUN/result.json, grouped by row_key(run) in the order the
-    rows first appear: ({key: {"results": [...], "diverged": [...], "pending": [run ids]}},
-    every pending run id). A run without result.json is pending; one whose result says
-    "diverged" is counted apart from the finished ones."""
+    rows first appear: ({key: {"results": [...], "diverged": [...], "pending": [run ids],
+    "not_run": [run ids]}}, every pending run id). A run without result.json is pending,
+    unless it is marked "not_run" (reproduce.py expand); one whose result says "diverged" is
+    counted apart from the finished ones."""
     rows, pending = {}, []
     for run in runs:
         key = row_key(run)
-        rows.setdefault(key, {"results": [], "diverged": [], "pending": []})
+        rows.setdefault(key, {"results": [], "diverged": [], "pending": [], "not_run": []})
         f = os.path.join(results_dir, table_name, run["id"], "result.json")
+        if "not_run" in run and not os.path.exists(f):  # left out on purpose (tables.json says why)
+            rows[key]["not_run"].append(run["id"])
+            continue
         if not os.path.exists(f):
             rows[key]["pending"].append(run["id"])
             pending.append(run["id"])

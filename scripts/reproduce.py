@@ -123,10 +123,15 @@ def tag_value(v):
     return fmt_value(v).replace(":", "-").replace("/", "-")
 
 
-def expand(table_name, table):
-    """(run id, base name, config path, overrides dict, seed) for every run of a table."""
+def expand(table_name, table, include_not_run=False):
+    """(run id, base name, config path, overrides dict, seed) for every run of a table.
+    A row's "not_run": {"ids": [run ids], "why": "..."} leaves those runs out (nothing
+    trains them; the words tables list them with the reason); with include_not_run they
+    are kept, marked "not_run": why. An id the row does not have is a ValueError."""
     out = []
     for run in table["runs"]:
+        not_run = run.get("not_run", {})
+        skipped = set(not_run.get("ids", []))
         grid = run.get("grid", table.get("grid", {}))  # a run may name its own grid, e.g. its groups
         keys = sorted(grid)
         points = list(itertools.product(*(grid[k] for k in keys))) if keys else [()]
@@ -141,8 +146,17 @@ def expand(table_name, table):
                 sets["train.seed"] = seed
                 sets.update(EXTRA_SETS)
                 run_id = "%s%s-s%d" % (run["name"], tag, seed)
+                if run_id in skipped:
+                    skipped.discard(run_id)
+                    if not include_not_run:
+                        continue
                 out.append({"id": run_id, "name": run["name"], "config": run["config"], "sets": sets,
                             "seed": seed, "point": dict(zip(keys, point))})
+                if run_id in not_run.get("ids", []):
+                    out[-1]["not_run"] = not_run.get("why", "")
+        if skipped:
+            raise ValueError("configs/paper/tables.json: %s row %s: not_run names %s, which is not one of its runs"
+                             % (table_name, run["name"], ", ".join(sorted(skipped))))
     return out
 
 
@@ -744,8 +758,8 @@ def plot_curves(binary, table_name, table, runs):
 
 
 def summarize(table_name, table, runs, binary=None):
-    if table.get("kind") == "words":
-        return words_table.summarize(RESULTS, table_name, table, runs)
+    if table.get("kind") == "words":  # with the runs left out on purpose, listed with the reason
+        return words_table.summarize(RESULTS, table_name, table, expand(table_name, table, include_not_run=True))
     if table.get("kind") == "rotations":
         return rotations_table.summarize(RESULTS, table_name, table, runs)
     res_root = RESULTS

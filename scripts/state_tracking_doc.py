@@ -1040,10 +1040,13 @@ def target_lines(results_dir, table, rows, length, target=0.99, want=3):
         met = sum(1 for v in accs.values() if v >= target)
         planned = r["n"] + len(r.get("pending", [])) + r.get("diverged", 0)  # the seeds the row asks for
         more = min(want, planned) - len(accs)
+        skipped = len(r.get("not_run", []))
         verdict = ("meets the target (>= %.2f in %d of %d seeds)" % (target, want, want) if met >= want else
                    "%d of %d seeds >= %.2f%s%s" % (met, len(accs), target,
                                                     ", %d more to run" % more if more > 0 else "",
-                                                    " (a row of %d seed%s)" % (planned, "" if planned == 1 else "s")
+                                                    ", %d not run on purpose (see the table)" % skipped if skipped
+                                                    else " (a row of %d seed%s)" % (planned, "" if planned == 1
+                                                                                    else "s")
                                                     if planned < want else ""))
         out.append("- %s, %s: %s at %d; %s." % (r["group"], r["model"], seeds_text(accs), length, verdict))
     return out

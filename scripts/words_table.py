@@ -36,8 +36,10 @@ def row_label(run):
     return " ".join([run["name"]] + extra)
 
 
-def row_of(name, group, results, diverged, pending_ids):
+def row_of(name, group, results, diverged, pending_ids, not_run_ids=()):
     row = {"model": name, "group": group, "n": len(results), "diverged": len(diverged), "pending": pending_ids}
+    if not_run_ids:
+        row["not_run"] = list(not_run_ids)
     if results:
         r0 = results[0]
         row["parameters"] = r0["parameters"]
@@ -113,7 +115,7 @@ def summarize(results_dir, table_name, table, runs):
     summary = {"table": table_name, "title": table["title"], "kind": "words", "budget": table.get("budget", {}),
                "seeds": table["seeds"], "groups": groups, "rows": [], "pending": pending}
     for (name, g), v in rows.items():
-        summary["rows"].append(row_of(name, g, v["results"], v["diverged"], v["pending"]))
+        summary["rows"].append(row_of(name, g, v["results"], v["diverged"], v["pending"], v["not_run"]))
     written = [write_summary_json(results_dir, table_name, summary)]
 
     b = summary["budget"]
@@ -154,7 +156,7 @@ def summarize(results_dir, table_name, table, runs):
         lines += [head, "|" + " --- |" + " ---: |" * (len(lengths) + 4)]
         for r in grow:
             if r["n"] == 0:
-                status = "diverged" if r["diverged"] else "pending"
+                status = "diverged" if r["diverged"] else "pending" if r["pending"] else "not run"
                 lines.append("| %s | %s | %s | — | — | %s |" % (r["model"], r.get("parameters") or "—",
                                                             " | ".join(status for _ in lengths), status))
                 continue
@@ -162,7 +164,8 @@ def summarize(results_dir, table_name, table, runs):
             lines.append("| %s | %d | %s | %s | %s | %d%s |" % (
                 r["model"], r["parameters"], accs, fmt_acc(r["final_acc"].get(str(lengths[-1])), r["n"]),
                 fmt_steps(r["steps_to_99"]), r["n"], "".join(" (+%d %s)" % (k, what) for k, what in (
-                    (r["diverged"], "diverged"), (len(r.get("pending", [])), "pending")) if k)))
+                    (r["diverged"], "diverged"), (len(r.get("pending", [])), "pending"),
+                    (len(r.get("not_run", [])), "not run")) if k)))
         series = {r["model"]: [(L, r["position_acc"][str(L)][0]) for L in lengths if str(L) in r["position_acc"]]
                   for r in grow if r["n"] > 0}
         svg = os.path.join(results_dir, "%s-%s.svg" % (table_name, g))
@@ -171,5 +174,11 @@ def summarize(results_dir, table_name, table, runs):
                   lengths, 1.0 / done["classes"], done["max_len"])
         written.append(svg)
         lines += ["", "![words:%s accuracy against length](%s-%s.svg)" % (g, table_name, g)]
+    not_run = {}
+    for run in runs:
+        if "not_run" in run and any(run["id"] in r.get("not_run", []) for r in summary["rows"]):
+            not_run.setdefault(run["not_run"], []).append(run["id"])
+    for why, ids in not_run.items():
+        lines += ["", "Not run, on purpose: %s. Why (configs/paper/tables.json): %s" % (", ".join(ids), why)]
     written.append(write_table_md(results_dir, table_name, lines, pending))
     return written

@@ -50,6 +50,35 @@ class WordsTable(unittest.TestCase):
             with open(os.path.join(results, NAME + "-A5.svg")) as f:
                 self.assertIn("<svg", f.read())
 
+    def test_runs_left_out_on_purpose_are_listed_with_the_reason_not_as_pending(self):
+        table = json.loads(json.dumps(TABLE))
+        table["seeds"] = [1, 2, 3]
+        table["runs"][0]["not_run"] = {"ids": ["lstm-dataset=words-A5-s2", "lstm-dataset=words-A5-s3"],
+                                       "why": "seed 1 already fails"}
+        table["runs"][1]["not_run"] = {"ids": ["transformer-dataset=words-A5-s%d" % k for k in (1, 2, 3)],
+                                       "why": "replaced"}
+        self.assertEqual([r["id"] for r in reproduce.expand(NAME, table)], ["lstm-dataset=words-A5-s1"])
+        every = reproduce.expand(NAME, table, include_not_run=True)
+        self.assertEqual(len(every), 6)
+        self.assertEqual(sum(1 for r in every if r.get("not_run") == "seed 1 already fails"), 2)
+        with tempfile.TemporaryDirectory() as results:
+            write_result(results, every[0], [64], 0.5)
+            words_table.summarize(results, NAME, table, every)
+            with open(os.path.join(results, NAME + ".md")) as f:
+                md = f.read()
+            with open(os.path.join(results, NAME + ".json")) as f:
+                summary = json.load(f)
+        self.assertIn("| lstm | 100 | 0.500 | 0.500 | not reached (0/1) | 1 (+2 not run) |", md)
+        self.assertIn("| transformer | — | not run | — | — | not run |", md)
+        self.assertIn("Not run, on purpose: lstm-dataset=words-A5-s2, lstm-dataset=words-A5-s3. "
+                      "Why (configs/paper/tables.json): seed 1 already fails", md)
+        self.assertNotIn("Pending runs", md)
+        self.assertEqual(summary["pending"], [])
+        # A name the row does not have is refused, naming the table, the row and the id.
+        table["runs"][0]["not_run"]["ids"].append("lstm-dataset=words-A5-s9")
+        with self.assertRaisesRegex(ValueError, "words_lengths row lstm: not_run names lstm-dataset=words-A5-s9"):
+            reproduce.expand(NAME, table)
+
 
 if __name__ == "__main__":
     unittest.main()
