@@ -206,12 +206,19 @@ std::vector<int32_t> FiniteGroup::no_involution_generators() const {
     if (n_ < 4)
       throw ValueError("generating set \"no_involutions\": " + name_ + " is not generated without involutions "
                        "(its other elements are 3-cycles, which generate A3)");
-    // c = (0 1 ... n-1) and d = (0 1 ... n-2): d^-1 c is the transposition (n-2 n-1), so
-    // with c they give the standard pair; d has order n - 1 >= 3.
-    std::vector<int32_t> c(static_cast<size_t>(n_)), d = identity_perm(n_);
-    for (int64_t i = 0; i < n_; ++i) c[static_cast<size_t>(i)] = static_cast<int32_t>((i + 1) % n_);
-    for (int64_t i = 0; i + 1 < n_; ++i) d[static_cast<size_t>(i)] = static_cast<int32_t>((i + 1) % (n_ - 1));
-    gens = {c, d};
+    // A<n>'s 3-cycles (0 1 k), which generate the even permutations, and one odd cycle:
+    // (0 1 ... n-1) for even n, (0 1 ... n-2) for odd n, of order n or n - 1 >= 4.
+    for (int64_t k = 2; k < n_; ++k) {
+      std::vector<int32_t> c = identity_perm(n_);
+      c[0] = 1;
+      c[1] = static_cast<int32_t>(k);
+      c[static_cast<size_t>(k)] = 0;
+      gens.push_back(c);
+    }
+    const int64_t len = n_ % 2 == 0 ? n_ : n_ - 1;
+    std::vector<int32_t> odd = identity_perm(n_);
+    for (int64_t i = 0; i < len; ++i) odd[static_cast<size_t>(i)] = static_cast<int32_t>((i + 1) % len);
+    gens.push_back(odd);
   } else if (family_ == 'A') {
     return standard_generators();  // the 3-cycles already
   } else {
