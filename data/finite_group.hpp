@@ -76,11 +76,12 @@ class FiniteGroup {
   // relations as long as (s c)^(n-1)). ValueError for another name, or "coxeter" on a
   // group that is not symmetric. "no_involutions": generators none of which has order 2
   // (Z<n>, n >= 3: 1; A<n>: the standard 3-cycles; S<n>, n >= 4: A<n>'s 3-cycles and
-  // the odd one of the cycles (0 1 ... n-1) and (0 1 ... n-2); PSL2_<p>: S.T, of order 3,
-  // and T, of order p). An OSM transition exp(X) that must reach an element with eigenvalue -1 in
+  // the odd one of the cycles (0 1 ... n-1) and (0 1 ... n-2); PSL2_<p>: elements of order
+  // 3, the first S.T, any two of them multiplying to order 2 or 3, as 3-cycles (0 1 i) and
+  // (0 1 j) do; the rest taken in id order until they generate, which fails for PSL2_11). An OSM transition exp(X) that must reach an element with eigenvalue -1 in
   // more than one plane (a transposition as sgn(s) times its permutation matrix in SO(5))
   // meets a point where exp's derivative is singular; these generators avoid it. ValueError
-  // for Z2, S2 and S3, which no such set generates.
+  // for Z2, S2 and S3, which no such set generates, and for PSL2_11.
   std::vector<int32_t> generating_set(const std::string& name) const;
 
  private:
