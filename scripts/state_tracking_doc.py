@@ -311,8 +311,8 @@ learn even S6's words in its two generators: `osm-rnn-token-so14-generators`
 transitions' order defect 2.65. At τ = 3 it does in some seeds
 (`osm-rnn-token-so14-generators-tau3`): seed 1 reads the generators' words right at every
 position to 4,096, 64 times its training length (99% by step 5,000), seed 3 at 0.987 at
-1,024 and 0.985 at 4,096, seed 2 at 0.939 at 64 but 0.092 at 1,024. The logits Re tr(H* P_c) / τ of the 720 classes lie within
-±d / τ, and at τ = 1 the right class keeps too small a share of the softmax among its many
+1,024 and 0.985 at 4,096, seed 2 at 0.939 at 64 but 0.092 at 1,024. The logits τ Re tr(H* P_c) of the 720 classes lie within
+±τd, and at τ = 1 the right class keeps too small a share of the softmax among its many
 near neighbours for the loss to settle on an exact representation. The temperature alone
 does not carry the hand-over: `osm-rnn-token-so14-alphabet-tau3` ends its alphabet phase at 0.93–0.95 training accuracy
 (0.86–0.93 at τ = 1) and falls to chance in 3 of 3 seeds.
