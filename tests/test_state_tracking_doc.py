@@ -286,6 +286,30 @@ class LongTableSections(unittest.TestCase):
             self.assertEqual(lines[0], "- S6, one: 0.002 at 1024; 0 of 1 seeds >= 0.99 (a row of 1 seed).")
             self.assertEqual(lines[1], "- S6, three: 0.002 at 1024; 0 of 1 seeds >= 0.99, 2 more to run.")
 
+    def test_the_baselines_fit_verdict_takes_each_familys_best_row_over_the_tables(self):
+        import json
+        import tempfile
+
+        def row(model, group, acc64, n=1):
+            return {"model": model, "group": group, "n": n, "pending": [], "diverged": 0,
+                    "position_acc": {"64": [acc64, 0.0]} if n else {}}
+        with tempfile.TemporaryDirectory() as d:
+            for table, rows in ((doc.BASELINES, [row("lstm-h128-alphabet lr=0.001", "A5", 0.5),
+                                                 row("lstm-h128-slow", "A5", 0.995),
+                                                 row("transformer-alibi-d128-alphabet lr=0.001", "A5", 0.05)]),
+                                (doc.GROUPS, [row("lstm-h128-alphabet", "A6", 0.02),
+                                              row("osm-rnn-token-so14", "A6", 1.0),
+                                              row("transformer-alibi-d128-alphabet lr=0.001", "A6", 0.0, n=0)])):
+                with open(os.path.join(d, table + ".json"), "w") as f:
+                    json.dump({"rows": rows}, f)
+            lines = doc.baseline_fit_lines(d)
+        self.assertEqual(lines, [
+            "- A5, LSTM: fits length 64 (best 0.995, lstm-h128-slow); tried: lstm-h128-slow 0.995; "
+            "lstm-h128-alphabet lr=0.001 0.500.",
+            "- A5, transformer: does not fit length 64 (best 0.050, transformer-alibi-d128-alphabet lr=0.001); "
+            "tried: transformer-alibi-d128-alphabet lr=0.001 0.050.",
+            "- A6, LSTM: does not fit length 64 (best 0.020, lstm-h128-alphabet); tried: lstm-h128-alphabet 0.020."])
+
 
 if __name__ == "__main__":
     unittest.main()
