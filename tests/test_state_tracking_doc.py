@@ -310,6 +310,23 @@ class LongTableSections(unittest.TestCase):
             "tried: transformer-alibi-d128-alphabet lr=0.001 0.050.",
             "- A6, LSTM: does not fit length 64 (best 0.020, lstm-h128-alphabet); tried: lstm-h128-alphabet 0.020."])
 
+    def test_the_groups_outcome_names_the_rows_meeting_the_target_per_group(self):
+        import json
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            runs = {("a", "S6"): [1.0, 0.995, 0.999], ("b", "S6"): [1.0, 1.0], ("c", "A7"): [1.0, 0.5, 1.0]}
+            rows = []
+            for (model, g), vals in runs.items():
+                for seed, v in enumerate(vals, 1):
+                    run = os.path.join(d, doc.GROUPS, "%s-dataset=words-%s-s%d" % (model, g, seed))
+                    os.makedirs(run)
+                    with open(os.path.join(run, "result.json"), "w") as f:
+                        json.dump({"test": [{"length": 1024, "position_acc": v}]}, f)
+                rows.append({"model": model, "group": g, "n": len(vals), "pending": [], "diverged": 0})
+            line = doc.groups_meeting_target(d, doc.GROUPS, rows, 1024)
+        self.assertEqual(line, "Groups with a row at >= 0.99 at 1024 in 3 of 3 seeds: S6: a; A7: none yet. "
+                               "Not yet met: A7.")
+
 
 if __name__ == "__main__":
     unittest.main()
