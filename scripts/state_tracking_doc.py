@@ -435,7 +435,9 @@ group, size, generating set and τ named; the readout's logits are τ Re tr(H* P
   `data.generating_set: no_involutions` gives S<n> the 3-cycles of A<n> and one odd cycle
   ((0 1 2 3) for S5, (0 1 2 3 4 5) for S6): `osm-rnn-element-so5-alphabet6k-warm-noinv`
   reads the alphabet at 1.000 and S5 and S6 at 1.000 to 4,096 in every seed, S5 in under a
-  minute of training.
+  minute of training, its transitions exact on all 5 directions (RMS defect 1e-5). Seed 1's
+  checkpoints read 1.0000 at 16,384 and 65,536 too (`liegrad eval --lengths 16384,65536
+  --sequences 20`, S5 and S6).
 - **PSL(2,7) in SU(3), 2 of 3 seeds, with both a new alphabet and τ = 3**
   (`osm-rnn-element-su3-alphabet6k-warm-noinv-tau3`: seeds 1 and 3 read 1.000 to 4,096,
   their transitions exact on 6 directions; seed 2 stays at chance). Its no_involutions
