@@ -458,9 +458,8 @@ group, size, generating set and τ named; the readout's logits are τ Re tr(H* P
   (0.043; τ = 3 gave 0.035 in an earlier probe), lr 0.01 (0.146), lr 0.001 (0.046) nor
   `init_scale` 0.3 (0.149) moves it. With `init_scale` 3, every transition and prototype
   starting at ‖A‖ ≈ 3 (`osm-rnn-element-so3-alphabet6k-warm-init3`), 6 of the same 10 seeds
-  read every position right to 4,096, about 40 s of training each: in three dimensions the
-  optimisation has few ways around a poor start, and restarts from a wider one find the
-  icosahedral representation more often.
+  read every position right to 4,096, about 40 s of training each. Why the wider start
+  finds the icosahedral representation more often was not measured.
 
 What the alphabets that are learned at the smallest sizes share is a presentation by many
 generators of order 3 whose pairwise products have order 2 or 3: every relation is short,
