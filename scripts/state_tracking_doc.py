@@ -440,7 +440,8 @@ group, size, generating set and τ named; the readout's logits are τ Re tr(H* P
   --sequences 20`, S5 and S6).
 - **PSL(2,7) in SU(3), 2 of 3 seeds, with both a new alphabet and τ = 3**
   (`osm-rnn-element-su3-alphabet6k-warm-noinv-tau3`: seeds 1 and 3 read 1.000 to 4,096,
-  their transitions exact on 6 directions; seed 2 stays at chance). Its no_involutions
+  their transitions exact on 6 directions; seed 2 stays at chance, and with `init_scale` 3 its
+  alphabet phase ends at 0.12). Its no_involutions
   generators are three elements of order 3, any two multiplying to order 2 or 3, as two
   3-cycles (0 1 i), (0 1 j) do. One change alone is not enough in probes: the standard
   generators at τ = 3 end the alphabet phase at 0.085, the order-3 generators at τ = 1 at
@@ -449,8 +450,8 @@ group, size, generating set and τ named; the readout's logits are τ Re tr(H* P
   elements of order 4), and its share of the softmax stays near a tenth even at the exact
   representation.
 - **PSL(2,7) in SO(6) does not learn in any probe:** the order-3 generators end the
-  alphabet phase at 0.23, 0.22 and 0.24 at τ = 1, 3 and 2, the standard ones at 0.08
-  (τ = 1) and 0.09 (τ = 0.5). Its smallest real home that learns stays SO(8)
+  alphabet phase at 0.23, 0.22 and 0.24 at τ = 1, 3 and 2 (0.26 and 0.46 at τ = 1 and 3
+  with `init_scale` 3), the standard ones at 0.08 (τ = 1) and 0.09 (τ = 0.5). Its smallest real home that learns stays SO(8)
   (`osm-rnn-token-so8-alphabet`, one seed).
 - **A5 in SO(3), 6 of 10 seeds with a larger initialisation.** At `init_scale` 1
   (`osm-rnn-element-so3-alphabet6k-warm`) 1 of 10 seeds learns; the others end the alphabet
