@@ -4,6 +4,7 @@ training): each family's row is chosen without the length-1024 accuracy it is ju
 a verdict waits for pending seeds, "learned next to nothing" is measured from the
 first-position score, and differences print with twice their standard error.
 Registered with CTest (tests/CMakeLists.txt); standard library only."""
+import json
 import os
 import sys
 import unittest
@@ -23,6 +24,20 @@ def row(model, val, acc64, acc1024, sd=0.01, n=3, params=100, pending=()):
 def claim_line(rows):
     lines = doc.outcome({"groups": ["S3"], "rows": rows})
     return next(line for line in lines if "Claim" in line)
+
+
+def write_seed_results(results_dir, table, accs):
+    """For {(model, group): [accuracy at 1,024 per seed]}: each seed's result.json under
+    results_dir/table, and the summary rows those runs make."""
+    rows = []
+    for (model, g), vals in accs.items():
+        for seed, v in enumerate(vals, 1):
+            run = os.path.join(results_dir, table, "%s-dataset=words-%s-s%d" % (model, g, seed))
+            os.makedirs(run)
+            with open(os.path.join(run, "result.json"), "w") as f:
+                json.dump({"test": [{"length": 1024, "position_acc": v}]}, f)
+        rows.append({"model": model, "group": g, "n": len(vals), "pending": [], "diverged": 0})
+    return rows
 
 
 class StateTrackingDoc(unittest.TestCase):
@@ -259,14 +274,7 @@ class LongTableSections(unittest.TestCase):
                 ("osm-rnn-token-so8-alphabet", "A6"): [0.995],
                 ("osm-rnn-token-su3-alphabet", "A6"): [0.001, 0.002]}
         with tempfile.TemporaryDirectory() as d:
-            rows = []
-            for (model, g), vals in accs.items():
-                for seed, v in enumerate(vals, 1):
-                    run = os.path.join(d, doc.SMALLEST, "%s-dataset=words-%s-s%d" % (model, g, seed))
-                    os.makedirs(run)
-                    with open(os.path.join(run, "result.json"), "w") as f:
-                        json.dump({"test": [{"length": 1024, "position_acc": v}]}, f)
-                rows.append({"model": model, "group": g, "n": len(vals), "pending": [], "diverged": 0})
+            rows = write_seed_results(d, doc.SMALLEST, accs)
             got = doc.smallest_learning(d, {"rows": rows}, 1024)
         self.assertEqual(got, {"A6": [(5, "SO(5)", 2, 3, "osm-rnn-element-so5-alphabet6k-warm", 2),
                                       (6, "SU(3)", 0, 2, "osm-rnn-token-su3-alphabet", 1),
@@ -315,14 +323,7 @@ class LongTableSections(unittest.TestCase):
         import tempfile
         with tempfile.TemporaryDirectory() as d:
             runs = {("a", "S6"): [1.0, 0.995, 0.999], ("b", "S6"): [1.0, 1.0], ("c", "A7"): [1.0, 0.5, 1.0]}
-            rows = []
-            for (model, g), vals in runs.items():
-                for seed, v in enumerate(vals, 1):
-                    run = os.path.join(d, doc.GROUPS, "%s-dataset=words-%s-s%d" % (model, g, seed))
-                    os.makedirs(run)
-                    with open(os.path.join(run, "result.json"), "w") as f:
-                        json.dump({"test": [{"length": 1024, "position_acc": v}]}, f)
-                rows.append({"model": model, "group": g, "n": len(vals), "pending": [], "diverged": 0})
+            rows = write_seed_results(d, doc.GROUPS, runs)
             line = doc.groups_meeting_target(d, doc.GROUPS, rows, 1024)
         self.assertEqual(line, "Groups with a row at >= 0.99 at 1024 in 3 of 3 seeds: S6: a; A7: none yet. "
                                "Not yet met: A7.")
